@@ -1,0 +1,47 @@
+# perfatlas: `make run` measures this machine, `make test` runs the test suite.
+# Both install what is missing on a fresh Debian 12 machine first.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+DB     ?= perfatlas.db
+OUT    ?= perfatlas-out
+
+# Debian packages the build, the measurements and the tests need.
+DEBIAN_PACKAGES := build-essential cmake ninja-build pkg-config python3-venv python3-dev \
+                   libhwloc-dev hwloc libnuma-dev numactl libsqlite3-dev \
+                   chromium likwid
+
+.PHONY: all deps install run test bench lint clean
+all: install
+
+deps:
+	@missing=$$(for p in $(DEBIAN_PACKAGES); do \
+	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	    echo "installing Debian packages:" $$missing; \
+	    SUDO=$$( [ $$(id -u) -eq 0 ] || echo sudo ); \
+	    $$SUDO apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+$(VENV)/.deps: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "scikit-build-core>=0.10" numpy matplotlib jinja2 rich pytest jsonschema
+	touch $@
+
+install: deps $(VENV)/.deps
+	$(PY) -m pip install -q --no-build-isolation .
+
+run: install
+	$(VENV)/bin/perfatlas run quick --db $(DB) --out $(OUT)
+
+test: install
+	$(PY) -m pytest -q tests
+
+bench: install
+	$(PY) bench/likwid_compare.py
+
+clean:
+	rm -rf build $(VENV) $(OUT)

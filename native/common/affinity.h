@@ -1,0 +1,21 @@
+/* Thread placement through hwloc, read back from the kernel after it is applied. */
+#ifndef PA_AFFINITY_H
+#define PA_AFFINITY_H
+
+#include <hwloc.h>
+
+/* The machine's topology, loaded once (thread-safe to read after pa_topology_load). */
+hwloc_topology_t pa_topology(void);
+void pa_topology_load(void);
+
+/* Line size of the first-level data cache (64 bytes where hwloc does not know). */
+unsigned pa_cache_line_bytes(void);
+
+/* Fails with status 2 and one sentence unless every cpu is a PU of this machine. */
+void pa_cpus_validate(const int *cpus, int ncpus);
+
+/* Binds the calling thread to the PU with OS index `cpu` (strictly), then writes the CPU set the
+ * kernel actually applied to the thread as a list ("0", "0-1") into `applied`. */
+void pa_pin_self(int cpu, char *applied, size_t size);
+
+#endif

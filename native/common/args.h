@@ -1,0 +1,72 @@
+/* key=value parameters (docs/contract.md, Arguments).
+ *
+ * Each executable declares its parameters once, in a static table; pa_args_parse checks every word
+ * of the command line against it, parses and range-checks every value (defaults included) before
+ * anything is measured, and answers --help from the same table. Every error is one sentence on
+ * stderr, prefixed by the program name, and exit status 2. */
+#ifndef PA_ARGS_H
+#define PA_ARGS_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdnoreturn.h>
+
+typedef enum {
+    PA_INT,      /* decimal integer */
+    PA_SIZE,     /* bytes: plain, or with B, K/KiB, M/MiB, G/GiB, T/TiB (binary) */
+    PA_DOUBLE,   /* real number */
+    PA_CHOICE,   /* one word of `choices` */
+    PA_CPUS,     /* OS PU indices: 0,1 or 0-3 or 0-3,8 */
+    PA_DURATION, /* number with ns, us, ms or s; plain numbers are seconds */
+    PA_NODE,     /* local, interleave, or a NUMA node number */
+    PA_STRING,   /* free text */
+} pa_kind;
+
+/* PA_NODE values that are not node numbers. */
+enum { PA_NODE_LOCAL = -1, PA_NODE_INTERLEAVE = -2 };
+
+typedef struct {
+    const char *name;
+    pa_kind kind;
+    const char *fallback; /* the default, written as a user would write it */
+    const char *help;
+    const char *choices; /* PA_CHOICE: "a,b,c"; PA_SIZE: the only sizes allowed, or NULL */
+    double min, max;     /* inclusive range of a numeric kind; min == max means unbounded */
+} pa_param;
+
+#define PA_MAX_PARAMS 32
+
+typedef struct {
+    long long integer; /* PA_INT, PA_SIZE (bytes), PA_NODE */
+    double real;       /* PA_DOUBLE, PA_DURATION (seconds) */
+    const char *text;  /* the word as written (or the default) */
+    int *cpus;         /* PA_CPUS, in the order given */
+    int ncpus;
+} pa_value;
+
+typedef struct {
+    const pa_param *params;
+    int count;
+    pa_value values[PA_MAX_PARAMS];
+    const char *output; /* json=FILE, built into every program; "-" is stdout */
+} pa_args;
+
+/* The program name used in every message; set by pa_args_parse. */
+extern const char *pa_program;
+
+noreturn void pa_fail(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+void pa_args_parse(pa_args *args, const char *program, const char *summary, const pa_param *params,
+                   int count, int argc, char **argv);
+
+const pa_value *pa_arg(const pa_args *args, const char *name);
+long long pa_arg_int(const pa_args *args, const char *name);
+size_t pa_arg_size(const pa_args *args, const char *name);
+double pa_arg_double(const pa_args *args, const char *name); /* PA_DOUBLE; PA_DURATION in s */
+const char *pa_arg_text(const pa_args *args, const char *name);
+const int *pa_arg_cpus(const pa_args *args, const char *name, int *ncpus);
+
+/* Where the JSON goes (json=FILE or stdout); fails with status 2 if the file cannot be opened. */
+FILE *pa_args_output(const pa_args *args);
+
+#endif

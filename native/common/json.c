@@ -1,0 +1,132 @@
+#include "json.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+void pa_json_init(pa_json *json, FILE *file)
+{
+    json->file = file;
+    json->depth = 0;
+    json->count[0] = 0;
+    json->is_object[0] = 0;
+    json->after_key = 0;
+}
+
+static void indent(pa_json *json)
+{
+    fputc('\n', json->file);
+    for (int i = 0; i < json->depth; i++)
+        fputs("  ", json->file);
+}
+
+/* Separator before a value: objects put each key on its own line, arrays stay on one line. */
+static void before_value(pa_json *json)
+{
+    if (json->after_key) {
+        json->after_key = 0;
+        return;
+    }
+    if (json->count[json->depth]++ > 0)
+        fputs(json->depth > 0 ? ", " : "\n", json->file);
+}
+
+static void begin(pa_json *json, char open, int is_object)
+{
+    before_value(json);
+    fputc(open, json->file);
+    if (++json->depth >= PA_JSON_MAX_DEPTH)
+        abort();
+    json->count[json->depth] = 0;
+    json->is_object[json->depth] = (char)is_object;
+}
+
+static void end(pa_json *json, char close)
+{
+    int had_keys = json->is_object[json->depth] && json->count[json->depth] > 0;
+    json->depth--;
+    if (had_keys)
+        indent(json);
+    fputc(close, json->file);
+}
+
+void pa_json_begin_object(pa_json *json) { begin(json, '{', 1); }
+void pa_json_end_object(pa_json *json) { end(json, '}'); }
+void pa_json_begin_array(pa_json *json) { begin(json, '[', 0); }
+void pa_json_end_array(pa_json *json) { end(json, ']'); }
+
+static void write_string(FILE *file, const char *text)
+{
+    fputc('"', file);
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", file); break;
+        case '\\': fputs("\\\\", file); break;
+        case '\n': fputs("\\n", file); break;
+        case '\r': fputs("\\r", file); break;
+        case '\t': fputs("\\t", file); break;
+        default:
+            if (*p < 0x20)
+                fprintf(file, "\\u%04x", *p);
+            else
+                fputc(*p, file);
+        }
+    }
+    fputc('"', file);
+}
+
+void pa_json_key(pa_json *json, const char *key)
+{
+    if (json->count[json->depth]++ > 0)
+        fputc(',', json->file);
+    indent(json);
+    write_string(json->file, key);
+    fputs(": ", json->file);
+    json->after_key = 1;
+}
+
+void pa_json_string(pa_json *json, const char *text)
+{
+    before_value(json);
+    write_string(json->file, text);
+}
+
+void pa_json_int(pa_json *json, long long value)
+{
+    before_value(json);
+    fprintf(json->file, "%lld", value);
+}
+
+void pa_json_double(pa_json *json, double value)
+{
+    before_value(json);
+    if (isfinite(value))
+        fprintf(json->file, "%.17g", value);
+    else
+        fputs("null", json->file);
+}
+
+void pa_json_bool(pa_json *json, int value)
+{
+    before_value(json);
+    fputs(value ? "true" : "false", json->file);
+}
+
+void pa_json_null(pa_json *json)
+{
+    before_value(json);
+    fputs("null", json->file);
+}
+
+void pa_json_double_array(pa_json *json, const double *values, int n)
+{
+    pa_json_begin_array(json);
+    for (int i = 0; i < n; i++)
+        pa_json_double(json, values[i]);
+    pa_json_end_array(json);
+}
+
+int pa_json_finish(pa_json *json)
+{
+    fputc('\n', json->file);
+    return fflush(json->file) != 0 || ferror(json->file);
+}

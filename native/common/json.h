@@ -1,0 +1,34 @@
+/* A small streaming JSON writer: it tracks nesting so that commas and indentation come out
+ * right, escapes strings, and prints doubles with %.17g so they read back bit-exact (NaN and
+ * infinities as null). */
+#ifndef PA_JSON_H
+#define PA_JSON_H
+
+#include <stdio.h>
+
+#define PA_JSON_MAX_DEPTH 32
+
+typedef struct {
+    FILE *file;
+    int depth;
+    int count[PA_JSON_MAX_DEPTH];     /* values written so far at each level */
+    char is_object[PA_JSON_MAX_DEPTH];
+    int after_key;
+} pa_json;
+
+void pa_json_init(pa_json *json, FILE *file);
+void pa_json_begin_object(pa_json *json);
+void pa_json_end_object(pa_json *json);
+void pa_json_begin_array(pa_json *json);
+void pa_json_end_array(pa_json *json);
+void pa_json_key(pa_json *json, const char *key);
+void pa_json_string(pa_json *json, const char *text);
+void pa_json_int(pa_json *json, long long value);
+void pa_json_double(pa_json *json, double value);
+void pa_json_bool(pa_json *json, int value);
+void pa_json_null(pa_json *json);
+void pa_json_double_array(pa_json *json, const double *values, int n);
+/* Ends the last top-level value with a newline and flushes; returns nonzero on a write error. */
+int pa_json_finish(pa_json *json);
+
+#endif

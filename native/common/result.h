@@ -1,0 +1,29 @@
+/* The parts of a perfatlas.result/1 document (docs/contract.md) that every benchmark shares.
+ *
+ *   pa_result_begin    {"schema", "benchmark", "params": {every declared parameter   (left open)
+ *   (caller)            extra params such as "cpu" or "load"
+ *   pa_result_context  }, "placement", "timer"
+ *   (caller)            pa_result_samples or pa_result_not_measurable, then "derived"
+ *   pa_result_end       "build" }                                                              */
+#ifndef PA_RESULT_H
+#define PA_RESULT_H
+
+#include "args.h"
+#include "json.h"
+#include "memory.h"
+
+typedef struct {
+    int cpu_requested;
+    char cpus_allowed[64]; /* read back from the kernel after binding */
+} pa_thread_placement;
+
+void pa_result_begin(pa_json *json, const char *benchmark, const pa_args *args);
+void pa_result_context(pa_json *json, const pa_thread_placement *threads, int nthreads,
+                       const pa_buffer *buffer);
+/* "samples": {metric: values}, "units": {metric: unit}, "sample_seconds": seconds */
+void pa_result_samples(pa_json *json, const char *metric, const char *unit, const double *values,
+                       const double *seconds, int n);
+void pa_result_not_measurable(pa_json *json, const char *why);
+void pa_result_end(pa_json *json);
+
+#endif

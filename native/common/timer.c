@@ -1,0 +1,113 @@
+#include "timer.h"
+
+#ifdef PA_HAVE_TSC
+#include <cpuid.h>
+#endif
+#include <math.h>
+#include <stdlib.h>
+
+int pa_timer_uses_tsc;
+static double seconds_per_tick = 1e-9;
+static double tsc_hz;
+static double resolution_ns;
+
+static int tsc_is_invariant(void)
+{
+#ifndef PA_HAVE_TSC
+    return 0;
+#else
+    unsigned eax, ebx, ecx, edx;
+    if (!__get_cpuid(0x80000000u, &eax, &ebx, &ecx, &edx) || eax < 0x80000007u)
+        return 0;
+    __get_cpuid(0x80000007u, &eax, &ebx, &ecx, &edx);
+    return (edx >> 8) & 1;
+#endif
+}
+
+static double monotonic_raw_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* One (clock, tsc) pair: the clock read bracketed by two TSC reads, their midpoint taken; of
+ * several tries the tightest bracket, so that an interrupt or a preemption cannot skew it. */
+static void paired_read(double *ns, double *tsc)
+{
+    double tightest = INFINITY;
+    for (int try = 0; try < 32; try++) {
+        uint64_t before = pa_ticks();
+        double clock = monotonic_raw_ns();
+        uint64_t after = pa_ticks();
+        if ((double)(after - before) < tightest) {
+            tightest = (double)(after - before);
+            *ns = clock;
+            *tsc = 0.5 * (double)before + 0.5 * (double)after;
+        }
+    }
+}
+
+/* TSC rate from two paired reads 40 ms apart: the bracketing error (~50 ns) is ~1e-6 of that. */
+static void calibrate_tsc(void)
+{
+    double ns0, tsc0, ns1, tsc1;
+    paired_read(&ns0, &tsc0);
+    do
+        paired_read(&ns1, &tsc1);
+    while (ns1 - ns0 < 40e6);
+    tsc_hz = (tsc1 - tsc0) / (ns1 - ns0) * 1e9;
+    seconds_per_tick = 1.0 / tsc_hz;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Resolution: the median, over many trials, of the smallest nonzero step between consecutive
+ * reads (a tick can never be resolved finer than the cost of one read). */
+static void measure_resolution(void)
+{
+    enum { trials = 201 };
+    double steps[trials];
+    for (int t = 0; t < trials; t++) {
+        uint64_t first = pa_ticks(), next;
+        do
+            next = pa_ticks();
+        while (next == first);
+        steps[t] = (double)(next - first) * seconds_per_tick * 1e9;
+    }
+    qsort(steps, trials, sizeof *steps, compare_doubles);
+    resolution_ns = steps[trials / 2];
+}
+
+void pa_timer_init(void)
+{
+    pa_timer_uses_tsc = tsc_is_invariant();
+    if (pa_timer_uses_tsc)
+        calibrate_tsc();
+    measure_resolution();
+}
+
+double pa_ticks_to_seconds(uint64_t ticks) { return (double)ticks * seconds_per_tick; }
+
+double pa_timer_resolution_ns(void) { return resolution_ns; }
+
+void pa_timer_json(pa_json *json)
+{
+    pa_json_key(json, "timer");
+    pa_json_begin_object(json);
+    pa_json_key(json, "source");
+    pa_json_string(json, pa_timer_uses_tsc ? "rdtsc (invariant TSC)"
+                                           : "clock_gettime(CLOCK_MONOTONIC_RAW)");
+    pa_json_key(json, "resolution_ns");
+    pa_json_double(json, resolution_ns);
+    pa_json_key(json, "tsc_hz");
+    if (pa_timer_uses_tsc)
+        pa_json_double(json, tsc_hz);
+    else
+        pa_json_null(json);
+    pa_json_end_object(json);
+}

@@ -1,0 +1,3 @@
+"""perfatlas: characterize parallel machines and profile parallel programs."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,5 @@
+import sys
+
+from perfatlas.cli import main
+
+sys.exit(main())

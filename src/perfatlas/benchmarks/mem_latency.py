@@ -1,0 +1,57 @@
+"""mem.latency: dependent-load pointer chase (lmbench lat_mem_rd; LANL Lightning report, sec. 2).
+
+`chain=page` visits the cache lines of each page in random order, pages in random order, so TLB
+misses are amortized over a page and the curve shows cache and DRAM latency; `chain=random` is one
+random cycle over all lines and adds the TLB miss cost once the working set exceeds TLB reach.
+With `cpus=A,B` the two-thread method runs: A allocates and first-touches, then A and B each
+measure the same memory while the other spins (local vs remote when A and B sit on different
+NUMA nodes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from perfatlas.benchmarks.base import (
+    Benchmark,
+    choice_param,
+    cpus_param,
+    int_param,
+    memory_params,
+    register,
+    repetition_params,
+    size_param,
+)
+from perfatlas.errors import UserError
+from perfatlas.machine import Machine
+
+
+@register
+class MemLatency(Benchmark):
+    name = "mem.latency"
+    summary = "load-to-use latency vs working set (pointer chase), per CPU and memory node"
+    executable = "pa-mem-latency"
+    metrics = {"latency_ns": "ns"}
+    params = (
+        size_param("bytes", 64 * 2**20, "working set", minimum=4096),
+        choice_param(
+            "chain",
+            ("page", "random"),
+            "page: random within pages (no TLB misses); random: fully random (TLB thrash)",
+        ),
+        cpus_param(
+            "cpus", "measuring PU, or two PUs A,B for the two-thread method (default: first PU)"
+        ),
+        *memory_params(),
+        *repetition_params(),
+        int_param("seed", 1, "seed of the random chain", minimum=0),
+    )
+
+    def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
+        params = super().resolve(raw, machine)
+        if params["cpus"] is None:
+            params["cpus"] = machine.cpus_for_threads(1)
+        machine.check_cpus(params["cpus"])
+        if len(params["cpus"]) > 2 or len(set(params["cpus"])) != len(params["cpus"]):
+            raise UserError("mem.latency: cpus= takes one PU, or two different PUs A,B")
+        return params

@@ -1,0 +1,242 @@
+"""The perfatlas command line: run, measure, list, show, report, compare, export, topo, doctor."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from perfatlas import __version__
+from perfatlas.errors import UserError
+
+DEFAULT_DB = "perfatlas.db"
+
+
+def _store(args: argparse.Namespace):
+    from perfatlas.store import Store
+
+    return Store(args.db)
+
+
+def _key_values(words: list[str]) -> dict[str, str]:
+    pairs = {}
+    for word in words:
+        key, sep, value = word.partition("=")
+        if not sep or not key:
+            raise UserError(f"'{word}' is not a key=value parameter (e.g. bytes=1GiB)")
+        if key in pairs:
+            raise UserError(f"parameter '{key}' is given twice")
+        pairs[key] = value
+    return pairs
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from perfatlas import suite as suites
+    from perfatlas.machine import Machine
+    from perfatlas.report import write_report
+    from perfatlas.runner import Runner, console
+    from perfatlas.summary import print_summary
+    from perfatlas.units import parse_cpu_list
+
+    definition = suites.load(args.suite)  # bad suite names fail before anything is opened
+    machine = Machine.detect()
+    threads = parse_cpu_list(args.threads, "--threads") if args.threads else None
+    planned = [
+        (m.benchmark, m.benchmark.resolve(m.raw, machine))
+        for m in suites.expand(definition, machine, threads)
+    ]
+    store = _store(args)
+    runner = Runner(store, machine)
+    console.print(f"suite [bold]{args.suite}[/]: {len(planned)} measurements, database {args.db}")
+    with runner.run(args.suite, sys.argv):
+        runner.measure_all(planned, repeat=args.repeat)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    print_summary(store, runner.run_id)
+    path = write_report(store, runner.run_id, out / f"run-{runner.run_id}.html")
+    print(f"run {runner.run_id} stored in {args.db}; report: {path.resolve()}")
+    return 0
+
+
+def cmd_measure(args: argparse.Namespace) -> int:
+    from perfatlas.benchmarks import get
+    from perfatlas.machine import Machine
+    from perfatlas.runner import Runner
+    from perfatlas.runner import console as progress_console
+    from perfatlas.views import console, print_warnings, results_table
+
+    benchmark = get(args.benchmark)
+    machine = Machine.detect()
+    params = benchmark.resolve(_key_values(args.params), machine)
+    if args.json:  # fail on an unwritable file before measuring
+        Path(args.json).open("a").close()
+    store = _store(args)
+    runner = Runner(store, machine)
+    with runner.run(None, sys.argv):
+        with progress_console.status(f"{benchmark.name} {benchmark.label(params)}"):
+            stored = runner.measure(benchmark, params, repeat=args.repeat)
+    results = store.results(runner.run_id)
+    console.print(results_table(results, f"run {runner.run_id}"))
+    print_warnings(results)
+    if args.json:
+        docs = stored.documents
+        Path(args.json).write_text(json.dumps(docs[0] if len(docs) == 1 else docs, indent=1))
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from perfatlas.benchmarks import all_benchmarks
+    from perfatlas.suite import load, suite_names
+
+    print("suites:")
+    for name in suite_names():
+        print(f"  {name:10s} {load(name).get('description', '')}")
+    for benchmark in all_benchmarks():
+        print(f"\n{benchmark.name}: {benchmark.summary}")
+        for param in benchmark.params:
+            default = "-" if param.default is None else param.format(param.default)
+            choices = f" ({'|'.join(param.choices)})" if param.choices else ""
+            print(f"  {param.name:16s} default {default:10s} {param.help}{choices}")
+        for line in benchmark.details():
+            print(f"  {line}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from perfatlas.views import console, print_warnings, results_table, runs_table
+
+    store = _store(args)
+    if args.run is None:
+        console.print(runs_table(store.runs()))
+        return 0
+    run_id = store.resolve_run(args.run)
+    run = store.run(run_id)
+    console.print(
+        f"run {run_id}: {run['status']}, {run['started']} .. {run['finished'] or '-'}, "
+        f"host {run['host']} (machine {run['fingerprint']}), suite {run['suite'] or 'measure'}"
+    )
+    results = store.results(run_id)
+    console.print(results_table(results, f"run {run_id}"))
+    print_warnings(results)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from perfatlas.report import write_report
+
+    store = _store(args)
+    run_id = store.resolve_run(args.run)
+    path = write_report(store, run_id, Path(args.output or f"perfatlas-run-{run_id}.html"))
+    print(path.resolve())
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from perfatlas.views import comparison_table, console
+
+    store = _store(args)
+    run_a, run_b = store.resolve_run(args.run_a), store.resolve_run(args.run_b)
+    table = comparison_table(store.results(run_a), store.results(run_b), run_a, run_b)
+    if not table.rows:
+        raise UserError(f"runs {run_a} and {run_b} have no result with the same parameters")
+    console.print(table)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from perfatlas.export import export
+
+    store = _store(args)
+    run_id = store.resolve_run(args.run)
+    text = export(store, run_id, args.format)
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_topo(args: argparse.Namespace) -> int:
+    from perfatlas.machine import Machine
+    from perfatlas.summary import print_topology
+
+    machine = Machine.detect()
+    if args.json:
+        print(json.dumps(machine.topology, indent=1))
+    else:
+        print_topology(machine)
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from perfatlas.doctor import print_doctor
+
+    print_doctor()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="perfatlas",
+        description="Characterize parallel machines and profile parallel programs.",
+    )
+    parser.add_argument("--version", action="version", version=f"perfatlas {__version__}")
+    parser.add_argument(
+        "--db",
+        default=os.environ.get("PERFATLAS_DB", DEFAULT_DB),
+        help="SQLite results database (default $PERFATLAS_DB or ./perfatlas.db)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, function, help: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=help)
+        p.set_defaults(function=function)
+        return p
+
+    p = command("run", cmd_run, "run a suite (default: quick) and write the HTML report")
+    p.add_argument("suite", nargs="?", default="quick", help="suite name or path to a TOML file")
+    p.add_argument("--out", default="perfatlas-out", help="directory for the HTML report")
+    p.add_argument("--repeat", type=int, default=1, help="launch each measurement N times")
+    p.add_argument("--threads", help="thread counts to sweep, e.g. 1,2 or 1-4")
+
+    p = command("measure", cmd_measure, "measure one benchmark with explicit parameters")
+    p.add_argument("benchmark")
+    p.add_argument("params", nargs="*", metavar="key=value")
+    p.add_argument("--json", help="also write the result document(s) to this file")
+    p.add_argument("--repeat", type=int, default=1, help="launch the measurement N times")
+
+    command("list", cmd_list, "list suites and benchmarks with their parameters")
+    p = command("show", cmd_show, "list runs, or show one run's results")
+    p.add_argument("run", nargs="?", help="run id or 'last'")
+    p = command("report", cmd_report, "write the HTML report of a run")
+    p.add_argument("run", help="run id or 'last'")
+    p.add_argument("-o", "--output", help="HTML file (default perfatlas-run-N.html)")
+    p = command("compare", cmd_compare, "compare two runs: ratios with confidence intervals")
+    p.add_argument("run_a")
+    p.add_argument("run_b")
+    p = command("export", cmd_export, "export a run as JSON or CSV")
+    p.add_argument("run")
+    p.add_argument("--format", choices=("json", "csv"), default="json")
+    p.add_argument("-o", "--output", help="file (default: standard output)")
+    p = command("topo", cmd_topo, "show this machine's topology (hwloc)")
+    p.add_argument("--json", action="store_true", help="print the topology document")
+    command("doctor", cmd_doctor, "what can and cannot be measured on this machine, and why")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "repeat", 1) < 1:
+        print("perfatlas: --repeat must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        return args.function(args)
+    except UserError as error:
+        print(f"perfatlas: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

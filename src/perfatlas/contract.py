@@ -1,0 +1,79 @@
+"""Validate native result documents (docs/contract.md) and read what their placement says."""
+
+from __future__ import annotations
+
+from numbers import Real
+
+from perfatlas.errors import UserError
+from perfatlas.stats import summarize, warnings_for
+from perfatlas.units import parse_cpu_list
+
+RESULT_SCHEMA = "perfatlas.result/1"
+
+
+def validate(document: dict, benchmark: str) -> None:
+    """Raise UserError naming the first way the document breaks the contract."""
+
+    def fail(why: str) -> None:
+        raise UserError(f"{benchmark} produced an invalid result document: {why} (a perfatlas bug)")
+
+    if not isinstance(document, dict):
+        fail("not a JSON object")
+    if document.get("schema") != RESULT_SCHEMA:
+        fail(f"schema is {document.get('schema')!r}, expected {RESULT_SCHEMA!r}")
+    if document.get("benchmark") != benchmark:
+        fail(f"benchmark is {document.get('benchmark')!r}")
+    if not isinstance(document.get("params"), dict):
+        fail("params missing")
+    if document.get("not_measurable"):
+        if not isinstance(document["not_measurable"], str):
+            fail("not_measurable is not a sentence")
+        return
+    samples = document.get("samples")
+    if not isinstance(samples, dict) or not samples:
+        fail("samples missing")
+    units = document.get("units", {})
+    for metric, values in samples.items():
+        if not isinstance(values, list) or not values:
+            fail(f"samples of {metric} are empty")
+        if not all(isinstance(v, Real) for v in values):
+            fail(f"samples of {metric} are not all numbers")
+        if metric not in units:
+            fail(f"metric {metric} has no unit")
+
+
+def placement_warnings(document: dict) -> list[str]:
+    """Binding or memory placement that differs from what was asked (read back, never assumed)."""
+    placement = document.get("placement") or {}
+    found = []
+    for thread in placement.get("threads", []):
+        requested, applied = thread.get("cpu_requested"), thread.get("cpus_allowed")
+        if requested is None or applied is None:
+            continue
+        if parse_cpu_list(str(applied)) != [requested]:
+            found.append(
+                f"binding not applied: thread {thread.get('thread')} asked for cpu {requested} but "
+                f"may run on {applied}; check cgroup/cpuset limits (Cpus_allowed_list)"
+            )
+    node = str(document.get("params", {}).get("node", "local"))
+    on_node = placement.get("pages_on_node") or {}
+    if node.isdigit() and on_node and on_node.get(node, 0.0) < 0.99:
+        shares = ", ".join(f"node {k}: {v:.0%}" for k, v in sorted(on_node.items()))
+        found.append(f"memory not where asked: bound to node {node} but pages landed {shares}")
+    page = document.get("params", {}).get("page")
+    huge = placement.get("huge_page_fraction")
+    if page and page > 4096 and huge is not None and huge < 0.99:
+        found.append(f"only {huge:.0%} of the buffer is on {page // 2**20} MiB pages")
+    return found
+
+
+def result_warnings(document: dict) -> list[str]:
+    """Every warning a stored result carries: statistics per metric, then placement."""
+    if document.get("not_measurable"):
+        return []
+    resolution = (document.get("timer") or {}).get("resolution_ns")
+    found = []
+    for metric, values in document["samples"].items():
+        for warning in warnings_for(summarize(values), document.get("sample_seconds"), resolution):
+            found.append(f"{metric}: {warning}" if len(document["samples"]) > 1 else warning)
+    return found + placement_warnings(document)

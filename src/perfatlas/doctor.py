@@ -1,0 +1,196 @@
+"""`perfatlas doctor`: what this machine lets perfatlas measure, and why not where it cannot."""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+import platform
+import shutil
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.table import Table
+
+from perfatlas.machine import Machine, _command_version, _read, _selected
+from perfatlas.units import format_cpu_list, format_size
+
+OK, LIMITED, MISSING = "ok", "limited", "not available"
+
+# perf_event_open(2) syscall numbers; hardware counters are probed by opening a cycle counter.
+_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241, "ppc64le": 319, "riscv64": 241}
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str
+    detail: str
+
+
+def hardware_counters() -> Check:
+    number = _PERF_EVENT_OPEN.get(platform.machine())
+    paranoid = _read("/proc/sys/kernel/perf_event_paranoid")
+    if number is None:
+        return Check(
+            "hardware counters", MISSING, f"perf_event_open probe unknown on {platform.machine()}"
+        )
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    attr = (ctypes.c_uint8 * 128)()
+    ctypes.c_uint32.from_buffer(attr, 0).value = 0  # PERF_TYPE_HARDWARE
+    ctypes.c_uint32.from_buffer(attr, 4).value = 128  # attr size
+    ctypes.c_uint64.from_buffer(attr, 8).value = 0  # PERF_COUNT_HW_CPU_CYCLES
+    ctypes.c_uint64.from_buffer(attr, 40).value = 1 | 1 << 5 | 1 << 6  # disabled, no kernel/hv
+    fd = libc.syscall(number, ctypes.byref(attr), 0, -1, -1, 0)
+    if fd >= 0:
+        os.close(fd)
+        return Check(
+            "hardware counters", OK, f"perf_event cycles counter opens (paranoid={paranoid})"
+        )
+    code = ctypes.get_errno()
+    if code in (errno.EACCES, errno.EPERM):
+        why = f"perf_event_paranoid={paranoid} forbids it; lower it or run as root"
+    elif code in (errno.ENOENT, errno.EOPNOTSUPP, errno.ENODEV):
+        why = "the CPU or hypervisor exposes no performance monitoring unit (a VM without vPMU?)"
+    else:
+        why = f"perf_event_open failed: {os.strerror(code)}"
+    return Check("hardware counters", MISSING, why)
+
+
+def numa(machine: Machine) -> Check:
+    nodes = machine.topology["numa_nodes"]
+    listing = ", ".join(
+        f"node {n['os_index']}: cpus {n.get('cpus', '?')}, "
+        f"{format_size(n.get('memory_bytes') or 0)}"
+        for n in nodes
+    )
+    if len(nodes) < 2:
+        return Check(
+            "NUMA",
+            LIMITED,
+            f"1 node ({listing}): remote NUMA latency and bandwidth are "
+            "not measurable here; local policies are applied and verified",
+        )
+    return Check("NUMA", OK, f"{len(nodes)} nodes: {listing}")
+
+
+def huge_pages() -> list[Check]:
+    thp = _selected(_read("/sys/kernel/mm/transparent_hugepage/enabled"))
+    total = _read("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages") or "0"
+    free = _read("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages") or "0"
+    thp_check = Check(
+        "transparent huge pages",
+        OK if thp in ("always", "madvise") else LIMITED,
+        f"THP '{thp}': page=2MiB uses madvise(MADV_HUGEPAGE) and verifies the backing"
+        if thp in ("always", "madvise")
+        else f"THP '{thp}': 2 MiB pages only from hugetlbfs",
+    )
+    hugetlb = Check(
+        "hugetlbfs 2 MiB pages",
+        OK if int(free) > 0 else LIMITED,
+        f"{free} of {total} free"
+        + ("" if int(free) > 0 else "; reserve with 'echo N > /proc/sys/vm/nr_hugepages'"),
+    )
+    return [thp_check, hugetlb]
+
+
+def frequency() -> Check:
+    governor = _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+    if governor is None:
+        return Check(
+            "frequency governor",
+            LIMITED,
+            "no cpufreq interface: the frequency is not "
+            "visible (VM or firmware control); cycles cannot be derived from time",
+        )
+    status = OK if governor == "performance" else LIMITED
+    hint = "" if status == OK else "; for stable figures: cpupower frequency-set -g performance"
+    return Check("frequency governor", status, f"{governor}{hint}")
+
+
+def timer(machine: Machine) -> Check:
+    info = machine.topology.get("timer") or {}
+    clocksource = _read("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+    if not info:
+        return Check(
+            "timer", LIMITED, f"kernel clocksource {clocksource}; native timer not reported"
+        )
+    return Check(
+        "timer",
+        OK,
+        f"{info.get('source')}, resolution {info.get('resolution_ns', 0):.1f} ns "
+        f"(kernel clocksource {clocksource})",
+    )
+
+
+def affinity(machine: Machine) -> Check:
+    allowed = sorted(os.sched_getaffinity(0))
+    if set(allowed) != set(machine.pus):
+        return Check(
+            "CPU affinity",
+            LIMITED,
+            f"this process may use PUs {format_cpu_list(allowed)} "
+            f"of {format_cpu_list(machine.pus)} (cgroup/cpuset or taskset)",
+        )
+    return Check(
+        "CPU affinity",
+        OK,
+        f"all PUs {format_cpu_list(allowed)} usable; pinning is "
+        "applied with hwloc and read back per thread",
+    )
+
+
+def tools() -> list[Check]:
+    mpi = _command_version(["mpirun", "--version"])
+    checks = [
+        Check(
+            "MPI",
+            OK if mpi else MISSING,
+            mpi or "no mpirun: install openmpi-bin (or mpich) for the comm.* benchmarks",
+        )
+    ]
+    for name, purpose in (
+        ("likwid-bench", "peer for bench/likwid_compare.py"),
+        ("chromium", "renders the HTML report in the tests"),
+    ):
+        path = shutil.which(name)
+        checks.append(Check(name, OK if path else MISSING, path or f"missing ({purpose})"))
+    return checks
+
+
+def virtualization() -> Check:
+    cpuinfo = _read("/proc/cpuinfo") or ""
+    if " hypervisor" in cpuinfo:
+        return Check(
+            "virtualization",
+            LIMITED,
+            "running under a hypervisor: expect steal time and noise from co-located guests",
+        )
+    return Check("virtualization", OK, "bare metal")
+
+
+def checks(machine: Machine) -> list[Check]:
+    return [
+        numa(machine),
+        hardware_counters(),
+        *huge_pages(),
+        frequency(),
+        timer(machine),
+        affinity(machine),
+        virtualization(),
+        *tools(),
+    ]
+
+
+def print_doctor() -> None:
+    machine = Machine.detect()
+    table = Table(
+        title=f"perfatlas doctor: {machine.topology.get('cpu_model')}", title_justify="left"
+    )
+    for column in ("check", "status", "detail"):
+        table.add_column(column)
+    colour = {OK: "green", LIMITED: "yellow", MISSING: "red"}
+    for check in checks(machine):
+        table.add_row(check.name, f"[{colour[check.status]}]{check.status}[/]", check.detail)
+    Console().print(table)

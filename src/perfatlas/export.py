@@ -1,0 +1,49 @@
+"""Export a run with every raw sample: JSON (run + results) or CSV (one row per result)."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+
+from perfatlas.store import Store
+
+CSV_COLUMNS = (
+    "run_id",
+    "benchmark",
+    "params",
+    "metric",
+    "unit",
+    "n",
+    "median",
+    "ci_lo",
+    "ci_hi",
+    "min",
+    "max",
+    "not_measurable",
+    "warnings",
+    "samples",
+)
+
+
+def export(store: Store, run_id: int, fmt: str) -> str:
+    results = store.results(run_id)
+    if fmt == "json":
+        return (
+            json.dumps(
+                {"run": store.run(run_id), "results": [dataclasses.asdict(r) for r in results]},
+                indent=1,
+            )
+            + "\n"
+        )
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(CSV_COLUMNS)
+    for r in results:
+        row = dataclasses.asdict(r)
+        row["params"] = json.dumps(r.params, sort_keys=True)
+        row["warnings"] = " | ".join(r.warnings)
+        row["samples"] = " ".join(repr(s) for s in r.samples)
+        writer.writerow([row[c] if row[c] is not None else "" for c in CSV_COLUMNS])
+    return buffer.getvalue()

@@ -1,0 +1,187 @@
+"""The machine under test: hwloc topology (via pa-topology), run context and fingerprint."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from perfatlas import __version__
+from perfatlas.errors import UserError
+from perfatlas.native import run_json
+from perfatlas.units import format_cpu_list, format_size
+
+# Environment variables that change what a benchmark measures (DESIGN.md, Statistics).
+_RELEVANT_ENV_PREFIXES = (
+    "OMP_",
+    "GOMP_",
+    "KMP_",
+    "OPENBLAS_",
+    "MKL_",
+    "OMPI_",
+    "MPICH_",
+    "PERFATLAS_",
+)
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def _selected(mode_line: str | None) -> str | None:
+    """'always [madvise] never' -> 'madvise'."""
+    if not mode_line:
+        return None
+    for word in mode_line.split():
+        if word.startswith("["):
+            return word.strip("[]")
+    return mode_line
+
+
+def _command_version(argv: list[str]) -> str | None:
+    if not shutil.which(argv[0]):
+        return None
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = (out.stdout or out.stderr).strip().splitlines()
+    return lines[0] if lines else None
+
+
+@dataclass
+class Machine:
+    topology: dict
+
+    @classmethod
+    def detect(cls) -> Machine:
+        return cls(topology=run_json("pa-topology", []))
+
+    # -- shape -------------------------------------------------------------------------------
+    @property
+    def pus(self) -> list[int]:
+        return [pu["os_index"] for pu in self.topology["pus"]]
+
+    @property
+    def numa_nodes(self) -> list[int]:
+        return [node["os_index"] for node in self.topology["numa_nodes"]]
+
+    @property
+    def memory_bytes(self) -> int:
+        return sum(node.get("memory_bytes") or 0 for node in self.topology["numa_nodes"])
+
+    def cache_bytes(self, level: int) -> int | None:
+        for cache in self.topology["caches"]:
+            if cache["level"] == level and cache["type"] in ("data", "unified"):
+                return cache["size_bytes"]
+        return None
+
+    @property
+    def last_level_cache_bytes(self) -> int:
+        sizes = [c["size_bytes"] for c in self.topology["caches"] if c["type"] != "instruction"]
+        return max(sizes, default=32 * 2**20)
+
+    def cpus_for_threads(self, threads: int) -> list[int]:
+        """One PU per core first (cores in hwloc order), then the cores' further PUs (SMT)."""
+        if threads < 1:
+            raise UserError(f"threads={threads} must be at least 1")
+        if threads > len(self.pus):
+            raise UserError(
+                f"threads={threads} exceeds the {len(self.pus)} PUs of this machine "
+                f"({format_cpu_list(self.pus)})"
+            )
+        by_core: dict[tuple[int, int], list[int]] = {}
+        for pu in self.topology["pus"]:
+            by_core.setdefault((pu["package"], pu["core"]), []).append(pu["os_index"])
+        rounds = max(len(pus) for pus in by_core.values())
+        order = [pus[i] for i in range(rounds) for pus in by_core.values() if i < len(pus)]
+        return order[:threads]
+
+    def remote_node(self, cpu: int) -> int | None:
+        """The nearest NUMA node other than the one `cpu` sits on (hwloc distances), if any."""
+        local = next(pu["numa_node"] for pu in self.topology["pus"] if pu["os_index"] == cpu)
+        nodes = self.numa_nodes
+        distances = self.topology.get("numa_distances") or []
+        others = [n for n in nodes if n != local]
+        if not others:
+            return None
+        if len(distances) == len(nodes):
+            row = distances[nodes.index(local)]
+            return min(others, key=lambda n: row[nodes.index(n)])
+        return others[0]
+
+    def check_cpus(self, cpus: list[int]) -> None:
+        missing = sorted(set(cpus) - set(self.pus))
+        if missing:
+            raise UserError(
+                f"cpu {missing[0]} does not exist: this machine has PUs {format_cpu_list(self.pus)}"
+            )
+
+    def check_bytes(self, n_bytes: int, what: str = "bytes") -> None:
+        if n_bytes > self.memory_bytes * 0.8:
+            raise UserError(
+                f"{what}={format_size(n_bytes)} does not fit: this machine has "
+                f"{format_size(self.memory_bytes)} of memory (at most 80 % may be used)"
+            )
+
+    # -- identity and context ----------------------------------------------------------------
+    @cached_property
+    def fingerprint(self) -> str:
+        """Same host, CPU and topology shape -> same fingerprint, so runs group together."""
+        topo = self.topology
+        shape = {
+            "host": socket.gethostname(),
+            "cpu": topo.get("cpu_model"),
+            "packages": topo.get("packages"),
+            "cores": topo.get("cores"),
+            "pus": len(topo["pus"]),
+            "numa_gib": [round((n.get("memory_bytes") or 0) / 2**30) for n in topo["numa_nodes"]],
+            "caches": sorted((c["level"], c["type"], c["size_bytes"]) for c in topo["caches"]),
+        }
+        return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:16]
+
+    def context(self) -> dict:
+        """Everything a reader needs to trust or reproduce a run (DESIGN.md, Statistics)."""
+        uname = platform.uname()
+        return {
+            "hostname": socket.gethostname(),
+            "cpu_model": self.topology.get("cpu_model"),
+            "kernel": f"{uname.system} {uname.release} {uname.version}",
+            "governor": _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+            or "no cpufreq interface (frequency not controlled by the OS here)",
+            "thp": _selected(_read("/sys/kernel/mm/transparent_hugepage/enabled")),
+            "clocksource": _read(
+                "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+            ),
+            "hugepages_2MiB": _read("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"),
+            "cpus_allowed": _cpus_allowed(),
+            "mpi": _command_version(["mpirun", "--version"]),
+            "environment": {
+                k: v for k, v in sorted(os.environ.items()) if k.startswith(_RELEVANT_ENV_PREFIXES)
+            },
+        }
+
+
+def _cpus_allowed() -> str:
+    return format_cpu_list(sorted(os.sched_getaffinity(0)))
+
+
+def software_versions() -> dict:
+    import numpy
+
+    return {
+        "perfatlas": __version__,
+        "python": sys.version.split()[0],
+        "numpy": numpy.__version__,
+    }

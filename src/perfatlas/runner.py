@@ -1,0 +1,136 @@
+"""Run measurements: launch the native executable, validate, store each result as it completes.
+
+A run is opened in the store before the first measurement and closed as complete, interrupted
+(Ctrl-C, SIGTERM) or failed; what finished before an interruption stays stored.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from perfatlas.benchmarks.base import Benchmark
+from perfatlas.contract import result_warnings, validate
+from perfatlas.machine import Machine, software_versions
+from perfatlas.store import Store
+
+console = Console(stderr=True)
+
+
+@dataclass
+class Stored:
+    """One measurement as stored: its documents and the warnings attached to them."""
+
+    benchmark: Benchmark
+    params: dict[str, Any]
+    documents: list[dict]
+    warnings: list[list[str]] = field(default_factory=list)
+
+
+def merge_repeats(documents_per_repeat: list[list[dict]]) -> list[dict]:
+    """Pool the samples of N independent launches into one document per result (--repeat)."""
+    merged = [
+        dict(doc, samples={k: list(v) for k, v in (doc.get("samples") or {}).items()})
+        for doc in documents_per_repeat[0]
+    ]
+    for repeat in documents_per_repeat[1:]:
+        for target, doc in zip(merged, repeat, strict=True):
+            for metric, values in (doc.get("samples") or {}).items():
+                target["samples"][metric].extend(values)
+            target["sample_seconds"] = target.get("sample_seconds", []) + doc.get(
+                "sample_seconds", []
+            )
+    for target in merged:
+        target.setdefault("derived", {})["launches"] = len(documents_per_repeat)
+    return merged
+
+
+class _Interrupted(Exception):
+    pass
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    def handler(signum, frame):
+        raise _Interrupted()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+class Runner:
+    def __init__(self, store: Store, machine: Machine):
+        self.store = store
+        self.machine = machine
+        self.run_id: int | None = None
+
+    def measure(self, benchmark: Benchmark, params: dict[str, Any], repeat: int = 1) -> Stored:
+        """Launch `repeat` times, validate, pool, and commit to the store."""
+        launches = []
+        for _ in range(repeat):
+            documents = benchmark.run(params, self.machine)
+            for document in documents:
+                validate(document, benchmark.name)
+            launches.append(documents)
+        documents = merge_repeats(launches) if repeat > 1 else launches[0]
+        stored = Stored(benchmark, params, documents)
+        for document in documents:
+            warnings = result_warnings(document)
+            self.store.add_document(self.run_id, document, warnings)
+            stored.warnings.append(warnings)
+        return stored
+
+    @contextmanager
+    def run(self, suite: str | None, argv: list[str]) -> Iterator[Runner]:
+        """Open a run, yield, and record how it ended."""
+        self.run_id = self.store.start_run(
+            fingerprint=self.machine.fingerprint,
+            topology=self.machine.topology,
+            context=self.machine.context(),
+            suite=suite,
+            argv=argv,
+            software=software_versions(),
+        )
+        status = "failed"
+        try:
+            with _sigterm_as_interrupt():
+                yield self
+            status = "complete"
+        except (KeyboardInterrupt, _Interrupted):
+            status = "interrupted"
+            console.print(f"[yellow]interrupted: run {self.run_id} keeps what finished[/]")
+            sys.exit(130)
+        finally:
+            self.store.finish_run(self.run_id, status)
+
+    def measure_all(
+        self, measurements: list[tuple[Benchmark, dict[str, Any]]], repeat: int = 1
+    ) -> list[Stored]:
+        """Measure a list with a progress bar (every step that takes more than a second shows)."""
+        results = []
+        with Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total}"),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[current]}"),
+            console=console,
+            transient=False,
+        ) as progress:
+            task = progress.add_task("measuring", total=len(measurements), current="")
+            for benchmark, params in measurements:
+                progress.update(task, current=f"{benchmark.name} {benchmark.label(params)}")
+                results.append(self.measure(benchmark, params, repeat))
+                progress.advance(task)
+            progress.update(task, current="done")
+        return results

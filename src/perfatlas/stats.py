@@ -1,0 +1,122 @@
+"""All statistics of perfatlas, in one place (Hoefler & Belli, SC15).
+
+Medians with nonparametric confidence intervals from order statistics (Le Boudec, "Performance
+Evaluation of Computer and Communication Systems", 2010, Thm. 2.1), warnings that say what to do,
+and ratios of medians with bootstrap intervals for comparisons.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+CONFIDENCE = 0.95
+CV_WARNING = 0.05  # coefficient of variation above which a result is flagged unstable
+RESOLUTION_FACTOR = 10  # a sample must last at least this many timer resolutions
+MIN_SAMPLES_FOR_CI = 6  # below this no symmetric order-statistic interval reaches 95 %
+
+
+@dataclass(frozen=True)
+class Summary:
+    n: int
+    median: float
+    ci_lo: float
+    ci_hi: float
+    ci_coverage: float  # exact coverage of [ci_lo, ci_hi] for the median
+    min: float
+    max: float
+    mean: float
+    cv: float  # standard deviation / mean (0 for a single sample)
+
+
+@dataclass(frozen=True)
+class Ratio:
+    median: float
+    ci_lo: float
+    ci_hi: float
+
+
+def median_ci_ranks(n: int, confidence: float = CONFIDENCE) -> tuple[int, int, float]:
+    """1-based ranks (j, k) with P(x_(j) <= median <= x_(k)) >= confidence, and that coverage.
+
+    Coverage of [x_(j), x_(n+1-j)] is 1 - 2 P(B(n, 1/2) <= j - 1). Takes the narrowest symmetric
+    pair; for n < 6 no pair reaches 95 % and the full range is returned with its true coverage.
+    """
+    if n < 1:
+        raise ValueError("no samples")
+
+    def coverage(j: int) -> float:
+        return 1.0 - 2.0 * sum(math.comb(n, i) for i in range(j)) * 0.5**n
+
+    j = 1
+    while j + 1 <= (n + 1) // 2 and coverage(j + 1) >= confidence:
+        j += 1
+    return j, n + 1 - j, coverage(j)
+
+
+def summarize(samples: list[float] | np.ndarray) -> Summary:
+    values = np.sort(np.asarray(samples, dtype=float))
+    n = len(values)
+    j, k, coverage = median_ci_ranks(n)
+    mean = float(values.mean())
+    cv = float(values.std(ddof=1) / mean) if n > 1 and mean != 0 else 0.0
+    return Summary(
+        n=n,
+        median=float(np.median(values)),
+        ci_lo=float(values[j - 1]),
+        ci_hi=float(values[k - 1]),
+        ci_coverage=coverage,
+        min=float(values[0]),
+        max=float(values[-1]),
+        mean=mean,
+        cv=cv,
+    )
+
+
+def warnings_for(
+    summary: Summary, sample_seconds: list[float] | None = None, resolution_ns: float | None = None
+) -> list[str]:
+    """What is doubtful about a result, each with the fix (hyperfine/pyperf style)."""
+    found = []
+    if summary.cv > CV_WARNING:
+        found.append(
+            f"unstable: coefficient of variation {summary.cv:.1%} exceeds {CV_WARNING:.0%}; "
+            "stop other load, pin threads, or raise samples= / --repeat"
+        )
+    if summary.n < MIN_SAMPLES_FOR_CI:
+        found.append(
+            f"only {summary.n} samples: the interval is the full range with "
+            f"{summary.ci_coverage:.0%} coverage; use samples={MIN_SAMPLES_FOR_CI} or more "
+            "for a 95 % CI"
+        )
+    if sample_seconds and resolution_ns:
+        shortest = min(sample_seconds)
+        if shortest < RESOLUTION_FACTOR * resolution_ns * 1e-9:
+            found.append(
+                f"too short: a sample lasted {shortest * 1e9:.0f} ns, under {RESOLUTION_FACTOR}x the "
+                f"timer resolution ({resolution_ns:.0f} ns); raise min_sample_time="
+            )
+    return found
+
+
+def ratio(
+    numerator: list[float] | np.ndarray,
+    denominator: list[float] | np.ndarray,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> Ratio:
+    """Ratio of medians with a percentile-bootstrap interval (seeded: the same data, the same CI)."""
+    a = np.asarray(numerator, dtype=float)
+    b = np.asarray(denominator, dtype=float)
+    rng = np.random.default_rng(seed)
+    boot_a = np.median(rng.choice(a, size=(resamples, len(a))), axis=1)
+    boot_b = np.median(rng.choice(b, size=(resamples, len(b))), axis=1)
+    ratios = boot_a / boot_b
+    tail = (1.0 - CONFIDENCE) / 2.0
+    return Ratio(
+        median=float(np.median(a) / np.median(b)),
+        ci_lo=float(np.quantile(ratios, tail)),
+        ci_hi=float(np.quantile(ratios, 1.0 - tail)),
+    )

@@ -1,0 +1,294 @@
+"""The results store: SQLite in WAL mode with a schema version (DESIGN.md, Store).
+
+Each benchmark's results are committed as they complete, so an interrupted run keeps what finished.
+A run whose process died without saying so is marked interrupted the next time the store opens.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from perfatlas.errors import UserError
+from perfatlas.stats import summarize
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id          INTEGER PRIMARY KEY,
+    started     TEXT NOT NULL,
+    finished    TEXT,
+    status      TEXT NOT NULL CHECK (status IN ('running', 'complete', 'interrupted', 'failed')),
+    host        TEXT NOT NULL,
+    pid         INTEGER NOT NULL,
+    fingerprint TEXT NOT NULL,
+    topology    TEXT NOT NULL,   -- perfatlas.topology/1 JSON
+    context     TEXT NOT NULL,   -- kernel, governor, THP, compiler, MPI, environment ... JSON
+    suite       TEXT,
+    argv        TEXT NOT NULL,   -- JSON list
+    software    TEXT NOT NULL    -- JSON: perfatlas, python, libraries
+);
+CREATE TABLE IF NOT EXISTS results (
+    id             INTEGER PRIMARY KEY,
+    run_id         INTEGER NOT NULL REFERENCES runs(id),
+    benchmark      TEXT NOT NULL,
+    params         TEXT NOT NULL,  -- JSON
+    bytes          INTEGER,        -- hot parameters, indexed
+    threads        INTEGER,
+    metric         TEXT NOT NULL,
+    unit           TEXT NOT NULL,
+    samples        TEXT NOT NULL,  -- JSON list, every repetition
+    n              INTEGER NOT NULL,
+    median         REAL,
+    ci_lo          REAL,
+    ci_hi          REAL,
+    min            REAL,
+    max            REAL,
+    not_measurable TEXT,           -- why, when the measurement cannot be made here
+    warnings       TEXT NOT NULL,  -- JSON list of sentences
+    document       TEXT NOT NULL   -- the native JSON document (placement, timer, derived, build)
+);
+CREATE INDEX IF NOT EXISTS results_run ON results (run_id, benchmark);
+CREATE INDEX IF NOT EXISTS results_hot ON results (benchmark, metric, bytes, threads);
+"""
+
+
+@dataclass(frozen=True)
+class Result:
+    """One metric of one measurement, as the report and comparisons read it."""
+
+    id: int
+    run_id: int
+    benchmark: str
+    params: dict[str, Any]
+    metric: str
+    unit: str
+    samples: list[float]
+    n: int
+    median: float | None
+    ci_lo: float | None
+    ci_hi: float | None
+    min: float | None
+    max: float | None
+    not_measurable: str | None
+    warnings: list[str]
+    document: dict[str, Any]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Store:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        try:
+            if self.path.parent and not self.path.parent.exists():
+                raise sqlite3.OperationalError(f"directory {self.path.parent} does not exist")
+            self.db = sqlite3.connect(self.path, timeout=30.0)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            raise UserError(f"cannot use database {self.path}: {error}") from error
+        self._mark_dead_runs_interrupted()
+
+    def _migrate(self) -> None:
+        with self.db:
+            self.db.executescript(_SCHEMA)
+            row = self.db.execute("SELECT version FROM schema_version").fetchone()
+            if row is None:
+                self.db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+            elif row[0] > SCHEMA_VERSION:
+                raise UserError(
+                    f"database {self.path} has schema version {row[0]}, newer than this perfatlas "
+                    f"({SCHEMA_VERSION}); upgrade perfatlas to read it"
+                )
+
+    def _mark_dead_runs_interrupted(self) -> None:
+        host = socket.gethostname()
+        running = self.db.execute(
+            "SELECT id, pid FROM runs WHERE status = 'running' AND host = ?", (host,)
+        ).fetchall()
+        with self.db:
+            for run_id, pid in running:
+                if not _pid_alive(pid):
+                    self.db.execute(
+                        "UPDATE runs SET status = 'interrupted' WHERE id = ?", (run_id,)
+                    )
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- runs --------------------------------------------------------------------------------
+    def start_run(
+        self,
+        *,
+        fingerprint: str,
+        topology: dict,
+        context: dict,
+        suite: str | None,
+        argv: list[str],
+        software: dict,
+    ) -> int:
+        with self.db:
+            cursor = self.db.execute(
+                "INSERT INTO runs (started, status, host, pid, fingerprint, topology, context, suite,"
+                " argv, software) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    _now(),
+                    socket.gethostname(),
+                    os.getpid(),
+                    fingerprint,
+                    json.dumps(topology),
+                    json.dumps(context),
+                    suite,
+                    json.dumps(argv),
+                    json.dumps(software),
+                ),
+            )
+        return int(cursor.lastrowid)
+
+    def finish_run(self, run_id: int, status: str) -> None:
+        with self.db:
+            self.db.execute(
+                "UPDATE runs SET status = ?, finished = ? WHERE id = ?", (status, _now(), run_id)
+            )
+
+    def run(self, run_id: int) -> dict[str, Any]:
+        row = self.db.execute(
+            "SELECT id, started, finished, status, host, fingerprint, topology, context, suite,"
+            " argv, software FROM runs WHERE id = ?",
+            (run_id,),
+        ).fetchone()
+        if row is None:
+            raise UserError(f"run {run_id} is not in {self.path}; 'perfatlas show' lists the runs")
+        keys = ("id", "started", "finished", "status", "host", "fingerprint")
+        run = dict(zip(keys, row[:6]))
+        run.update(
+            topology=json.loads(row[6]),
+            context=json.loads(row[7]),
+            suite=row[8],
+            argv=json.loads(row[9]),
+            software=json.loads(row[10]),
+        )
+        return run
+
+    def runs(self) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            "SELECT r.id, r.started, r.status, r.host, r.fingerprint, r.suite,"
+            " (SELECT COUNT(*) FROM results WHERE run_id = r.id) FROM runs r ORDER BY r.id"
+        ).fetchall()
+        keys = ("id", "started", "status", "host", "fingerprint", "suite", "results")
+        return [dict(zip(keys, row)) for row in rows]
+
+    def resolve_run(self, ref: str) -> int:
+        """'7' -> 7, 'last' -> the newest run."""
+        if ref == "last":
+            row = self.db.execute("SELECT MAX(id) FROM runs").fetchone()
+            if row[0] is None:
+                raise UserError(f"{self.path} holds no runs yet; start one with 'perfatlas run'")
+            return int(row[0])
+        if not ref.isdigit():
+            raise UserError(f"'{ref}' is not a run id: give a number or 'last'")
+        return self.run(int(ref))["id"]
+
+    # -- results -----------------------------------------------------------------------------
+    def add_document(self, run_id: int, document: dict, warnings: list[str]) -> list[int]:
+        """Store every metric of one native result document, committed at once."""
+        params = document["params"]
+        hot = (params.get("bytes"), params.get("threads", len(params.get("cpus", [])) or None))
+        ids = []
+        with self.db:
+            if document.get("not_measurable"):
+                metrics = {name: [] for name in document.get("units", {"value": ""})}
+            else:
+                metrics = document["samples"]
+            for metric, samples in metrics.items():
+                summary = summarize(samples) if samples else None
+                cursor = self.db.execute(
+                    "INSERT INTO results (run_id, benchmark, params, bytes, threads, metric, unit,"
+                    " samples, n, median, ci_lo, ci_hi, min, max, not_measurable, warnings, document)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        run_id,
+                        document["benchmark"],
+                        json.dumps(params, sort_keys=True),
+                        *hot,
+                        metric,
+                        document.get("units", {}).get(metric, ""),
+                        json.dumps(samples),
+                        len(samples),
+                        summary.median if summary else None,
+                        summary.ci_lo if summary else None,
+                        summary.ci_hi if summary else None,
+                        summary.min if summary else None,
+                        summary.max if summary else None,
+                        document.get("not_measurable"),
+                        json.dumps(warnings),
+                        json.dumps(document),
+                    ),
+                )
+                ids.append(int(cursor.lastrowid))
+        return ids
+
+    def results(self, run_id: int, benchmark: str | None = None) -> list[Result]:
+        query = (
+            "SELECT id, run_id, benchmark, params, metric, unit, samples, n, median, ci_lo, ci_hi,"
+            " min, max, not_measurable, warnings, document FROM results WHERE run_id = ?"
+        )
+        args: tuple = (run_id,)
+        if benchmark:
+            query += " AND benchmark = ?"
+            args += (benchmark,)
+        return [self._result(row) for row in self.db.execute(query + " ORDER BY id", args)]
+
+    def result_documents(self, run_id: int) -> Iterator[dict]:
+        """The distinct native documents of a run, in the order they were stored."""
+        seen = set()
+        for (text,) in self.db.execute(
+            "SELECT document FROM results WHERE run_id = ? ORDER BY id", (run_id,)
+        ):
+            if text not in seen:
+                seen.add(text)
+                yield json.loads(text)
+
+    @staticmethod
+    def _result(row: tuple) -> Result:
+        return Result(
+            id=row[0],
+            run_id=row[1],
+            benchmark=row[2],
+            params=json.loads(row[3]),
+            metric=row[4],
+            unit=row[5],
+            samples=json.loads(row[6]),
+            n=row[7],
+            median=row[8],
+            ci_lo=row[9],
+            ci_hi=row[10],
+            min=row[11],
+            max=row[12],
+            not_measurable=row[13],
+            warnings=json.loads(row[14]),
+            document=json.loads(row[15]),
+        )

@@ -1,0 +1,92 @@
+"""Suites: TOML files that name benchmarks and the parameter grids to measure them over.
+
+A step's value may be a scalar, a list (every combination is measured), or a size sweep
+`{from = "4KiB", to = "256MiB", per_doubling = 2}` (geometric points, rounded to 64 bytes).
+`threads = "all"` means one thread per PU. `--threads LIST` replaces the thread counts of every
+step whose benchmark takes threads.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from perfatlas.benchmarks import get
+from perfatlas.benchmarks.base import Benchmark
+from perfatlas.errors import UserError
+from perfatlas.machine import Machine
+from perfatlas.units import parse_size
+
+
+@dataclass(frozen=True)
+class Measurement:
+    benchmark: Benchmark
+    raw: dict[str, Any]
+
+
+def suite_names() -> list[str]:
+    folder = resources.files("perfatlas") / "suites"
+    return sorted(
+        p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml")
+    )
+
+
+def load(name: str) -> dict:
+    """A suite by name (shipped in perfatlas/suites) or by path to a TOML file."""
+    path = Path(name)
+    if path.suffix == ".toml" and path.is_file():
+        text = path.read_text()
+    else:
+        shipped = resources.files("perfatlas") / "suites" / f"{name}.toml"
+        if not shipped.is_file():
+            raise UserError(f"unknown suite '{name}'; known: {', '.join(suite_names())}")
+        text = shipped.read_text()
+    try:
+        suite = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise UserError(f"suite {name} is not valid TOML: {error}") from error
+    if not suite.get("step"):
+        raise UserError(f"suite {name} has no [[step]] tables")
+    return suite
+
+
+def size_sweep(spec: dict) -> list[int]:
+    """{from, to, per_doubling} -> geometric sizes from..to with per_doubling points per 2x."""
+    low, high = parse_size(spec["from"], "from"), parse_size(spec["to"], "to")
+    per_doubling = int(spec.get("per_doubling", 1))
+    if low <= 0 or high < low or per_doubling < 1:
+        raise UserError(f"size sweep {spec} needs 0 < from <= to and per_doubling >= 1")
+    sizes, k = [], 0
+    while True:
+        size = int(round(low * 2 ** (k / per_doubling) / 64) * 64) or low
+        if size > high:
+            return sorted(set(sizes))
+        sizes.append(size)
+        k += 1
+
+
+def expand(suite: dict, machine: Machine, threads: list[int] | None = None) -> list[Measurement]:
+    """Every parameter combination of every step, in suite order."""
+    measurements = []
+    for step in suite["step"]:
+        step = dict(step)
+        benchmark = get(step.pop("benchmark", ""))
+        takes_threads = any(p.name == "threads" for p in benchmark.params)
+        if threads and takes_threads:
+            step["threads"] = threads
+        axes = {}
+        for key, value in step.items():
+            if isinstance(value, dict):
+                value = size_sweep(value)
+            values = value if isinstance(value, list) else [value]
+            if key == "threads":
+                values = [len(machine.pus) if v == "all" else v for v in values]
+                values = list(dict.fromkeys(values))  # 'all' may equal an explicit count
+            axes[key] = [v if isinstance(v, (int, str)) else str(v) for v in values]
+        for combination in itertools.product(*axes.values()):
+            measurements.append(Measurement(benchmark, dict(zip(axes, combination))))
+    return measurements

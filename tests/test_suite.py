@@ -1,0 +1,60 @@
+import pytest
+
+from perfatlas.errors import UserError
+from perfatlas.suite import expand, load, size_sweep, suite_names
+
+
+class FakeMachine:
+    pus = [0, 1, 2, 3]
+
+
+def test_size_sweep_is_geometric_with_the_asked_density():
+    assert size_sweep({"from": "4KiB", "to": "64KiB", "per_doubling": 1}) == [
+        4096,
+        8192,
+        16384,
+        32768,
+        65536,
+    ]
+    four = size_sweep({"from": "4KiB", "to": "8KiB", "per_doubling": 4})
+    assert len(four) == 5 and four[0] == 4096 and four[-1] == 8192
+    with pytest.raises(UserError):
+        size_sweep({"from": "8KiB", "to": "4KiB"})
+
+
+def test_expansion_is_the_product_of_the_lists_and_threads_all_means_every_pu():
+    suite = {
+        "step": [
+            {
+                "benchmark": "mem.bandwidth",
+                "op": ["copy", "triad"],
+                "bytes": ["1MiB", "2MiB"],
+                "threads": [1, "all", 4],
+            }
+        ]
+    }
+    measurements = expand(suite, FakeMachine())
+    assert len(measurements) == 2 * 2 * 2  # 'all' == 4 is measured once
+    assert {m.raw["threads"] for m in measurements} == {1, 4}
+
+
+def test_threads_option_overrides_the_suite():
+    suite = {"step": [{"benchmark": "mem.bandwidth", "threads": [1]}, {"benchmark": "mem.latency"}]}
+    measurements = expand(suite, FakeMachine(), threads=[2, 3])
+    assert [m.raw.get("threads") for m in measurements] == [2, 3, None]
+
+
+def test_shipped_suites_load_and_name_known_benchmarks():
+    assert {"quick", "full"} <= set(suite_names())
+    for name in suite_names():
+        for step in load(name)["step"]:
+            from perfatlas.benchmarks import get
+
+            get(step["benchmark"])
+
+
+def test_a_suite_file_that_is_not_toml_is_one_sentence(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[step]\nbenchmark=")
+    with pytest.raises(UserError, match="not valid TOML"):
+        load(str(bad))
