@@ -125,8 +125,9 @@ def find_chromium() -> str:
         path = shutil.which(name)
         if path:
             return path
-    pytest.fail("no chromium to render the report: install it with 'make deps' "
-                "(apt-get install chromium)")
+    pytest.fail(
+        "no chromium to render the report: install it with 'make deps' (apt-get install chromium)"
+    )
 
 
 @pytest.fixture(scope="session")
@@ -138,10 +139,21 @@ def render_html(tmp_path_factory):
     profile = tmp_path_factory.mktemp("chromium-profile")
 
     def render(path: Path, *flags: str) -> str:
-        argv = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--hide-scrollbars", f"--user-data-dir={profile}", *flags,
-                path.resolve().as_uri()]
+        argv = [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            f"--user-data-dir={profile}",
+            *flags,
+            path.resolve().as_uri(),
+        ]
         done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr[-2000:]
         return done.stdout

@@ -58,3 +58,13 @@ def test_a_suite_file_that_is_not_toml_is_one_sentence(tmp_path):
     bad.write_text("[[step]\nbenchmark=")
     with pytest.raises(UserError, match="not valid TOML"):
         load(str(bad))
+
+
+def test_sweeps_can_end_at_a_multiple_of_the_last_level_cache():
+    class Machine(FakeMachine):
+        last_level_cache_bytes = 32 * 2**20
+
+    sizes = size_sweep({"from": "32MiB", "to": "4xLLC"}, Machine())
+    assert sizes == [32 * 2**20, 64 * 2**20, 128 * 2**20]
+    with pytest.raises(UserError, match="multiple of the LLC"):
+        size_sweep({"from": "1MiB", "to": "fourxLLC"}, Machine())

@@ -26,17 +26,35 @@ double pa_sampler_sample(pa_sampler *s, void *context, uint64_t repetitions)
     return seconds;
 }
 
+/* The count that makes a sample last `target` seconds, from a sample of `repetitions` that took
+ * `seconds`; at least 1.5x and at most 100x the old count while growing. */
+static uint64_t scaled(uint64_t repetitions, double seconds, double target)
+{
+    double factor = seconds > 0 ? target / seconds : 100.0;
+    factor = factor > 100.0 ? 100.0 : factor < 1.5 ? 1.5 : factor;
+    return (uint64_t)ceil((double)repetitions * factor);
+}
+
 uint64_t pa_sampler_calibrate(pa_sampler *s, void *context)
 {
+    /* aim 25 % above the minimum so that ordinary noise does not push samples below it */
+    const double target = 1.25 * s->min_seconds;
     uint64_t repetitions = 1;
     pa_sampler_sample(s, context, repetitions); /* warm-up: caches, TLB, page tables, clocks */
     for (;;) {
         double seconds = pa_sampler_sample(s, context, repetitions);
+        if (seconds < s->min_seconds) {
+            repetitions = scaled(repetitions, seconds, target);
+            continue;
+        }
+        /* A preemption may have stretched that sample: size the count by the fastest of three,
+         * the machine's undisturbed speed, so that later samples do not fall short. */
+        for (int check = 0; check < 2; check++) {
+            double again = pa_sampler_sample(s, context, repetitions);
+            seconds = again < seconds ? again : seconds;
+        }
         if (seconds >= s->min_seconds)
             return repetitions;
-        /* aim 25 % above the minimum so that noise does not push samples below it */
-        double factor = seconds > 0 ? 1.25 * s->min_seconds / seconds : 100.0;
-        factor = factor > 100.0 ? 100.0 : factor < 1.5 ? 1.5 : factor;
-        repetitions = (uint64_t)ceil((double)repetitions * factor);
+        repetitions = (uint64_t)ceil((double)repetitions * target / seconds);
     }
 }

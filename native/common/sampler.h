@@ -15,8 +15,8 @@ typedef struct {
     int team;           /* 1: called by every thread of the enclosing OpenMP team */
 } pa_sampler;
 
-/* Runs one warm-up repetition, then grows the count until one sample lasts min_seconds; returns
- * that count (the same on every thread of a team). */
+/* Runs one warm-up repetition, then grows the count until the fastest of three samples lasts
+ * min_seconds; returns that count (the same on every thread of a team). */
 uint64_t pa_sampler_calibrate(pa_sampler *sampler, void *context);
 
 /* One timed sample of `repetitions`; returns its wall time in seconds, in team mode the time one

@@ -79,7 +79,9 @@ class Machine:
 
     @property
     def memory_bytes(self) -> int:
-        return sum(node.get("memory_bytes") or 0 for node in self.topology["numa_nodes"])
+        """Physical memory: the NUMA nodes' sum, or the OS total where nodes report less (VMs)."""
+        on_nodes = sum(node.get("memory_bytes") or 0 for node in self.topology["numa_nodes"])
+        return max(on_nodes, os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
 
     def cache_bytes(self, level: int) -> int | None:
         for cache in self.topology["caches"]:
@@ -158,6 +160,7 @@ class Machine:
             "hostname": socket.gethostname(),
             "cpu_model": self.topology.get("cpu_model"),
             "kernel": f"{uname.system} {uname.release} {uname.version}",
+            "cpu_max_hz": _cpu_max_hz(),
             "governor": _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
             or "no cpufreq interface (frequency not controlled by the OS here)",
             "thp": _selected(_read("/sys/kernel/mm/transparent_hugepage/enabled")),
@@ -171,6 +174,12 @@ class Machine:
                 k: v for k, v in sorted(os.environ.items()) if k.startswith(_RELEVANT_ENV_PREFIXES)
             },
         }
+
+
+def _cpu_max_hz() -> float | None:
+    """The highest core frequency cpufreq reports (Hz), or None where it is not visible (VMs)."""
+    khz = _read("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+    return float(khz) * 1e3 if khz and khz.isdigit() else None
 
 
 def _cpus_allowed() -> str:

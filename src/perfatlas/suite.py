@@ -2,7 +2,8 @@
 
 A step's value may be a scalar, a list (every combination is measured), or a size sweep
 `{from = "4KiB", to = "256MiB", per_doubling = 2}` (geometric points, rounded to 64 bytes).
-`threads = "all"` means one thread per PU. `--threads LIST` replaces the thread counts of every
+`threads = "all"` means one thread per PU; sweep bounds may be multiples of the last-level cache
+(`to = "4xLLC"`). `--threads LIST` replaces the thread counts of every
 step whose benchmark takes threads.
 """
 
@@ -54,9 +55,22 @@ def load(name: str) -> dict:
     return suite
 
 
-def size_sweep(spec: dict) -> list[int]:
+def suite_size(text: str | int, machine: Machine | None, what: str) -> int:
+    """A size, or a multiple of the last-level cache ('4xLLC') so that suites scale with the machine."""
+    if isinstance(text, str) and text.upper().endswith("XLLC"):
+        if machine is None:
+            raise UserError(f"{what}='{text}' needs the machine's cache sizes")
+        factor = text[:-4] or "1"
+        try:
+            return int(float(factor) * machine.last_level_cache_bytes)
+        except ValueError:
+            raise UserError(f"{what}='{text}' is not a multiple of the LLC (e.g. 4xLLC)") from None
+    return parse_size(text, what)
+
+
+def size_sweep(spec: dict, machine: Machine | None = None) -> list[int]:
     """{from, to, per_doubling} -> geometric sizes from..to with per_doubling points per 2x."""
-    low, high = parse_size(spec["from"], "from"), parse_size(spec["to"], "to")
+    low, high = suite_size(spec["from"], machine, "from"), suite_size(spec["to"], machine, "to")
     per_doubling = int(spec.get("per_doubling", 1))
     if low <= 0 or high < low or per_doubling < 1:
         raise UserError(f"size sweep {spec} needs 0 < from <= to and per_doubling >= 1")
@@ -81,7 +95,7 @@ def expand(suite: dict, machine: Machine, threads: list[int] | None = None) -> l
         axes = {}
         for key, value in step.items():
             if isinstance(value, dict):
-                value = size_sweep(value)
+                value = size_sweep(value, machine)
             values = value if isinstance(value, list) else [value]
             if key == "threads":
                 values = [len(machine.pus) if v == "all" else v for v in values]

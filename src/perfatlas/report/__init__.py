@@ -1,0 +1,76 @@
+"""The HTML report of a run: ONE self-contained file (inline CSS, inline SVG plots, no URL).
+
+Sections are registered in report/sections/ (one module each, see registry.py); a section with
+nothing to show in this run is left out, so a `perfatlas measure` run gives a short report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+
+import jinja2
+
+from perfatlas import __version__
+from perfatlas.errors import UserError
+from perfatlas.report.blocks import Block
+from perfatlas.report.data import RunData
+from perfatlas.report.registry import all_sections
+from perfatlas.store import Store
+
+__all__ = ["write_report", "render_report"]
+
+
+@dataclass(frozen=True)
+class RenderedSection:
+    name: str
+    title: str
+    blocks: list[Block]
+
+
+def _template_text(name: str) -> str:
+    return (resources.files("perfatlas.report") / "templates" / name).read_text(encoding="utf-8")
+
+
+def _environment() -> jinja2.Environment:
+    loader = jinja2.FunctionLoader(_template_text)
+    return jinja2.Environment(
+        loader=loader,
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+
+
+def render_report(data: RunData, store_path: str = "") -> str:
+    sections = []
+    for spec in all_sections():
+        blocks = spec.build(data)
+        if blocks:
+            sections.append(RenderedSection(spec.name, spec.title, blocks))
+    return (
+        _environment()
+        .get_template("report.html.j2")
+        .render(
+            run=data.run,
+            sections=sections,
+            css=_template_text("report.css"),
+            version=__version__,
+            written=datetime.now(UTC).isoformat(timespec="seconds"),
+            store=store_path,
+        )
+    )
+
+
+def write_report(store: Store, run_id: int, path: str | Path) -> Path:
+    """Write the report of run `run_id` to `path` (one HTML file) and return the path."""
+    path = Path(path)
+    html = render_report(RunData.load(store, run_id), str(store.path))
+    try:
+        path.write_text(html, encoding="utf-8")
+    except OSError as error:
+        raise UserError(f"cannot write the report to {path}: {error.strerror}") from error
+    return path

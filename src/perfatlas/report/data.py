@@ -1,0 +1,192 @@
+"""What the report reads from the store: one run, its results grouped into series, their context."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from perfatlas.levels import Cache, hwloc_caches
+from perfatlas.store import Result, Store
+from perfatlas.units import format_cpu_list, format_size, parse_cpu_list
+
+
+def params_label(result: Result) -> str:
+    """The benchmark's own short description of a parameter set."""
+    from perfatlas.benchmarks import get
+
+    try:
+        return get(result.benchmark).label(result.params)
+    except Exception:  # a benchmark this version does not know: show the raw parameters
+        return json.dumps(result.params, sort_keys=True)
+
+
+def warning_kind(warning: str) -> str:
+    """'latency_ns: unstable: coefficient ...' -> 'unstable' (for tallies)."""
+    parts = warning.split(": ")
+    head = parts[1] if len(parts) > 2 and parts[0].endswith(("_ns", "_Bps")) else parts[0]
+    return head.split(":")[0][:60]
+
+
+@dataclass
+class RunData:
+    run: dict[str, Any]
+    results: list[Result]
+
+    @classmethod
+    def load(cls, store: Store, run_id: int) -> RunData:
+        return cls(store.run(run_id), store.results(run_id))
+
+    @cached_property
+    def caches(self) -> list[Cache]:
+        return hwloc_caches(self.run["topology"])
+
+    def measured(self, benchmark: str, metric: str | None = None) -> list[Result]:
+        """Results with samples (not the unmeasurable ones) of one benchmark (and metric)."""
+        return [
+            r
+            for r in self.results
+            if r.benchmark == benchmark and r.samples and (metric is None or r.metric == metric)
+        ]
+
+    @cached_property
+    def unmeasurable(self) -> list[Result]:
+        """One result per measurement that could not be made here."""
+        seen, found = set(), []
+        for r in self.results:
+            key = (r.benchmark, json.dumps(r.params, sort_keys=True), r.not_measurable)
+            if r.not_measurable and key not in seen:
+                seen.add(key)
+                found.append(r)
+        return found
+
+    def document_block(self, name: str) -> dict | None:
+        """The first result document's `name` block (timer, build): the same for a whole run."""
+        for r in self.results:
+            if r.document.get(name):
+                return r.document[name]
+        return None
+
+
+# -- series ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Curve:
+    """One line to draw: medians with their 95 % CI, x in bytes (or any positive quantity)."""
+
+    label: str
+    x: np.ndarray
+    median: np.ndarray
+    ci_lo: np.ndarray
+    ci_hi: np.ndarray
+    color: tuple | str | None = None
+    linestyle: str = "-"
+    marker: str = "o"
+
+
+@dataclass
+class Series:
+    """Results that differ only in working set, sorted by it: one line of a plot."""
+
+    key: tuple
+    label: str
+    results: list[Result]
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.array([r.params["bytes"] for r in self.results], dtype=float)
+
+    def values(self, field: str, scale: float = 1.0) -> np.ndarray:
+        return np.array([getattr(r, field) for r in self.results], dtype=float) * scale
+
+    def curve(self, scale: float = 1.0, label: str | None = None, **style) -> Curve:
+        return Curve(
+            label or self.label,
+            self.sizes,
+            self.values("median", scale),
+            self.values("ci_lo", scale),
+            self.values("ci_hi", scale),
+            **style,
+        )
+
+    def context(self) -> str:
+        return placement_context([r.document for r in self.results], [r.n for r in self.results])
+
+
+def group_series(
+    results: list[Result], key: Callable[[Result], Hashable], label: Callable[[Any], str]
+) -> list[Series]:
+    """Results grouped by key (first appearance order), each group sorted by working set."""
+    groups: dict[Hashable, list[Result]] = {}
+    for r in results:
+        groups.setdefault(key(r), []).append(r)
+    return [
+        Series(
+            k if isinstance(k, tuple) else (k,),
+            label(k),
+            sorted(rs, key=lambda r: r.params["bytes"]),
+        )
+        for k, rs in groups.items()
+    ]
+
+
+# -- context read back from the documents ----------------------------------------------------------
+def _distinct(values: list[str]) -> str:
+    unique = list(dict.fromkeys(v for v in values if v))
+    if not unique:
+        return ""
+    return (
+        unique[0]
+        if len(unique) == 1
+        else " / ".join(unique[:3]) + (" ..." if len(unique) > 3 else "")
+    )
+
+
+def binding_text(placement: dict) -> str:
+    """'cpu 0 (bound: 0)' per thread, or what was applied when it differs from what was asked."""
+    threads = placement.get("threads") or []
+    if not threads:
+        return ""
+    requested = [t.get("cpu_requested") for t in threads]
+    allowed = [str(t.get("cpus_allowed", "?")) for t in threads]
+    exact = all(a != "?" and parse_cpu_list(a) == [r] for r, a in zip(requested, allowed))
+    asked = format_cpu_list([r for r in requested if r is not None])
+    if exact:
+        return f"{len(threads)} thread{'s' * (len(threads) > 1)} bound to cpu {asked} (read back)"
+    return f"threads asked cpu {asked}, allowed {', '.join(allowed)} (NOT bound as asked)"
+
+
+def pages_text(placement: dict) -> str:
+    on_node = placement.get("pages_on_node") or {}
+    parts = [f"node {node} {share:.0%}" for node, share in sorted(on_node.items())]
+    text = f"pages on {', '.join(parts)}" if parts else ""
+    policy = placement.get("mempolicy")
+    return f"{policy} policy, {text}" if policy and text else policy or text
+
+
+def page_size_text(placement: dict) -> str:
+    page = placement.get("page_bytes")
+    if not page:
+        return ""
+    huge = placement.get("huge_page_fraction")
+    text = f"{format_size(page)} pages"
+    if page > 4096 and huge is not None:
+        text += f" ({huge:.0%} of buffer on huge pages)"
+    return text
+
+
+def placement_context(documents: list[dict], counts: list[int]) -> str:
+    """One line: binding read back, memory placement, page size, samples per point."""
+    placements = [d.get("placement") or {} for d in documents]
+    parts = [
+        _distinct([binding_text(p) for p in placements]),
+        _distinct([pages_text(p) for p in placements]),
+        _distinct([page_size_text(p) for p in placements]),
+    ]
+    if counts:
+        low, high = min(counts), max(counts)
+        parts.append(f"{low} samples/point" if low == high else f"{low}-{high} samples/point")
+    return " · ".join(p for p in parts if p)

@@ -1,0 +1,197 @@
+"""Shared plot helpers: one look for every figure, working-set axes, CI bands, inline SVG output."""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display: figures only ever become SVG text
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
+
+from perfatlas.levels import Cache, Level  # noqa: E402
+from perfatlas.report.data import Curve  # noqa: E402
+
+COLORS = plt.get_cmap("tab10").colors
+STYLE = {
+    "font.size": 8.5,
+    "axes.titlesize": 9.5,
+    "axes.labelsize": 8.5,
+    "legend.fontsize": 7.5,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.25,
+    "grid.linewidth": 0.6,
+    "svg.fonttype": "none",  # text stays text: smaller, selectable, rendered by the browser
+    "font.family": "sans-serif",
+}
+
+
+@contextmanager
+def figure(
+    name: str,
+    nrows: int = 1,
+    ncols: int = 1,
+    width: float = 9.5,
+    height: float = 4.0,
+    **subplot_args,
+) -> Iterator[tuple[Figure, np.ndarray]]:
+    """A figure in the report's style; `name` salts the SVG ids so figures never share an id."""
+    with plt.rc_context({**STYLE, "svg.hashsalt": name}):
+        fig, axes = plt.subplots(
+            nrows, ncols, figsize=(width, height), squeeze=False, **subplot_args
+        )
+        try:
+            yield fig, axes
+        finally:
+            plt.close(fig)
+
+
+def to_svg(fig: Figure) -> str:
+    """The figure as an inline <svg> element (no XML prolog, no timestamp)."""
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    text = buffer.getvalue()
+    return text[text.index("<svg") :]
+
+
+def size_label(n_bytes: float) -> str:
+    """Compact binary size for tick labels: 4K, 512K, 32M, 1G."""
+    for unit, factor in (("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if n_bytes >= factor:
+            return f"{n_bytes / factor:g}{unit}"
+    return f"{n_bytes:g}"
+
+
+def size_axis(
+    ax: Axes,
+    sizes: Sequence[float],
+    label: str = "working set (K, M, G = KiB, MiB, GiB)",
+    max_ticks: int = 12,
+) -> None:
+    """log2 x axis with ticks at powers of two, at most `max_ticks` of them."""
+    low, high = min(sizes), max(sizes)
+    first, last = math.floor(math.log2(low)), math.ceil(math.log2(high))
+    step = max(1, math.ceil((last - first + 1) / max_ticks))
+    ticks = [2.0**e for e in range(first, last + 1) if (e - first) % step == 0]
+    ax.set_xscale("log", base=2)
+    ax.set_xlim(low / 1.15, high * 1.15)
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: size_label(v)))
+    ax.set_xlabel(label)
+
+
+def plain_log_y(ax: Axes, label: str) -> None:
+    """log y axis with plain numbers (1, 2, 5, 10, 20 ...) instead of powers of ten."""
+    ax.set_yscale("log")
+    formatter = FuncFormatter(lambda v, _: f"{v:g}")
+    ax.yaxis.set_major_formatter(formatter)
+    ax.yaxis.set_minor_formatter(
+        FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else "")
+    )
+    ax.set_ylabel(label)
+
+
+def draw_curves(ax: Axes, curves: Sequence[Curve], band: bool = True) -> None:
+    """Lines through the medians, a shaded band from ci_lo to ci_hi (the 95 % CI)."""
+    for i, curve in enumerate(curves):
+        color = curve.color or COLORS[i % len(COLORS)]
+        if band:
+            ax.fill_between(curve.x, curve.ci_lo, curve.ci_hi, color=color, alpha=0.22, lw=0)
+        ax.plot(
+            curve.x,
+            curve.median,
+            color=color,
+            linestyle=curve.linestyle,
+            marker=curve.marker,
+            markersize=2.8,
+            linewidth=1.2,
+            label=curve.label,
+        )
+
+
+def draw_error_bars(ax: Axes, curves: Sequence[Curve]) -> None:
+    """Points with 95 % CI error bars (for few points, where a band would mislead)."""
+    for i, curve in enumerate(curves):
+        color = curve.color or COLORS[i % len(COLORS)]
+        errors = np.vstack([curve.median - curve.ci_lo, curve.ci_hi - curve.median])
+        ax.errorbar(
+            curve.x,
+            curve.median,
+            yerr=np.clip(errors, 0, None),
+            color=color,
+            linestyle=curve.linestyle,
+            marker=curve.marker,
+            markersize=3.5,
+            linewidth=1.2,
+            capsize=3,
+            label=curve.label,
+        )
+
+
+def mark_caches(ax: Axes, caches: Sequence[Cache], label: bool = True) -> None:
+    """hwloc's cache sizes: grey solid vertical lines, named at the top of the axes."""
+    low, high = ax.get_xlim()
+    for cache in caches:
+        if not low <= cache.size_bytes <= high:
+            continue
+        ax.axvline(cache.size_bytes, color="0.55", linewidth=2.2, alpha=0.35, zorder=0)
+        if label:
+            ax.text(
+                cache.size_bytes,
+                0.98,
+                f"hwloc {cache.name} {size_label(cache.size_bytes)}",
+                transform=ax.get_xaxis_transform(),
+                fontsize=7,
+                color="0.3",
+                rotation=90,
+                va="top",
+                ha="right",
+                bbox={"facecolor": "white", "alpha": 0.7, "pad": 0.6, "linewidth": 0},
+            )
+
+
+def mark_levels(ax: Axes, levels: Sequence[Level], color) -> None:
+    """Detected levels: dashed plateau lines at their latency, dotted verticals at boundaries."""
+    for level in levels:
+        ax.hlines(
+            level.latency_ns,
+            level.first_bytes,
+            level.last_bytes,
+            colors=[color],
+            linestyles="--",
+            linewidth=1.6,
+            alpha=0.9,
+        )
+        ax.annotate(
+            f"{level.name} {level.latency_ns:.3g} ns",
+            (math.sqrt(level.first_bytes * level.last_bytes), level.latency_ns),
+            textcoords="offset points",
+            xytext=(0, 5),
+            ha="center",
+            fontsize=7.5,
+            color=color,
+            fontweight="bold",
+        )
+        if level.boundary_bytes is not None:
+            ax.axvline(level.boundary_bytes, color=color, linestyle=":", linewidth=1.1)
+
+
+def legend_below(ax: Axes, ncol: int = 3) -> None:
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=ncol, frameon=False)
+
+
+def line_handle(color, linestyle: str, label: str) -> Line2D:
+    """A legend entry for a figure-wide legend (small multiples share one)."""
+    return Line2D([], [], color=color, linestyle=linestyle, marker="o", markersize=3, label=label)

@@ -1,0 +1,49 @@
+"""Report sections, registered by name (ReFrame style): adding one is one module in sections/.
+
+A section is a function RunData -> list of blocks; it returns an empty list (or None) when the run
+holds nothing for it, and the report then leaves it out.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from perfatlas.report.blocks import Block
+    from perfatlas.report.data import RunData
+
+Builder = Callable[["RunData"], "list[Block] | None"]
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str  # also the HTML id
+    title: str
+    order: int  # position in the report
+    build: Builder
+
+
+_SECTIONS: dict[str, Section] = {}
+
+
+def section(name: str, title: str, order: int) -> Callable[[Builder], Builder]:
+    def register(build: Builder) -> Builder:
+        if name in _SECTIONS:
+            raise ValueError(f"report section '{name}' is registered twice")
+        _SECTIONS[name] = Section(name, title, order, build)
+        return build
+
+    return register
+
+
+def all_sections() -> list[Section]:
+    """Every section module in perfatlas.report.sections, imported once, in report order."""
+    from perfatlas.report import sections
+
+    for module in pkgutil.iter_modules(sections.__path__):
+        importlib.import_module(f"{sections.__name__}.{module.name}")
+    return sorted(_SECTIONS.values(), key=lambda s: s.order)

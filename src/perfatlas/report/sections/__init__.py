@@ -1,0 +1,1 @@
+"""One module per report section; each registers itself with @section (report/registry.py)."""

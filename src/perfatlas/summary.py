@@ -1,0 +1,188 @@
+"""Terminal summaries: the compact result of a run (after `perfatlas run`) and the topology."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from rich.console import Console
+from rich.table import Table
+
+from perfatlas.levels import compare_with_hwloc, hwloc_caches
+from perfatlas.machine import Machine
+from perfatlas.report.common import number
+from perfatlas.report.data import RunData, params_label, warning_kind
+from perfatlas.report.memory import (
+    bandwidth_peaks,
+    bandwidth_series,
+    contention_ratios,
+    latency_series,
+    levels_of,
+    primary_latency,
+)
+from perfatlas.store import Result, Store
+from perfatlas.units import format_cpu_list, format_size
+
+console = Console()
+GB = 1e9
+
+
+def _table(title: str, *columns: str, right: tuple[int, ...] = ()) -> Table:
+    table = Table(title=title, title_justify="left", title_style="bold")
+    for i, column in enumerate(columns):
+        table.add_column(column, justify="right" if i in right else "left")
+    return table
+
+
+def _ci(result: Result | None, scale: float = 1.0) -> str:
+    if result is None or result.median is None:
+        return "-"
+    m, lo, hi = (number(v * scale) for v in (result.median, result.ci_lo, result.ci_hi))
+    return f"{m} [dim][{lo}, {hi}][/]"
+
+
+def levels_table(data: RunData) -> Table | None:
+    reference = primary_latency(latency_series(data))
+    if reference is None:
+        return None
+    table = _table(
+        f"memory levels ({reference.label})",
+        "level",
+        "latency",
+        "on the plateau",
+        "capacity est.",
+        "hwloc",
+        right=(1, 3, 4),
+    )
+    for row in compare_with_hwloc(levels_of(reference, data), data.caches):
+        level, cache = row.level, row.cache
+        hwloc = f"{cache.name} {format_size(cache.size_bytes)}" if cache else "-"
+        if level is None:
+            table.add_row(row.name, "[yellow]not detected[/]", "", "", hwloc)
+            continue
+        capacity = format_size(level.capacity_bytes) if level.capacity_bytes else "beyond caches"
+        table.add_row(
+            level.name,
+            f"{level.latency_ns:.3g} ns",
+            f"{format_size(level.first_bytes)} – {format_size(level.last_bytes)}",
+            capacity,
+            hwloc,
+        )
+    return table
+
+
+def bandwidth_table(data: RunData) -> Table | None:
+    series = bandwidth_series(data)
+    if not series:
+        return None
+    threads, rows = bandwidth_peaks(series)
+    counts = [threads[0], threads[-1]] if len(threads) > 1 else threads
+    table = _table(
+        "peak bandwidth, GB/s (10^9 byte/s) [95 % CI]",
+        "op",
+        "stores",
+        *[f"{t} thread{'s' * (t > 1)}" for t in counts],
+        right=(2, 3),
+    )
+    for row in rows:
+        stores = (
+            "nt" if row.variant.startswith("non-temporal") else row.variant.replace(" stores", "")
+        )
+        table.add_row(row.op, stores, *[_ci(row.peak.get(t), 1 / GB) for t in counts])
+    return table
+
+
+def contention_table(data: RunData) -> Table | None:
+    ratios = contention_ratios(data)
+    if not ratios:
+        return None
+    loads = sorted({c.load for c in ratios})
+    table = _table(
+        "contention: loaded / alone [95 % bootstrap CI]",
+        "measure",
+        "working set",
+        *[f"other core {load}s" for load in loads],
+        right=(1, 2, 3),
+    )
+    cells: dict[tuple, dict[str, str]] = {}
+    for c in ratios:
+        mark = "" if c.ratio.ci_lo <= 1.0 <= c.ratio.ci_hi else ("[red]" if c.slowdown > 1 else "")
+        text = f"{mark}{c.ratio.median:.3f}{'[/]' if mark else ''} [dim][{c.ratio.ci_lo:.3f}, {c.ratio.ci_hi:.3f}][/]"
+        cells.setdefault((c.measure, c.bytes), {})[c.load] = text
+    for (measure, n_bytes), by_load in cells.items():
+        table.add_row(measure, format_size(n_bytes), *[by_load.get(load, "-") for load in loads])
+    return table
+
+
+def print_summary(store: Store, run_id: int) -> None:
+    """What the run found, in a screenful: levels, peaks, contention, warnings, unmeasurable."""
+    data = RunData.load(store, run_id)
+    run = data.run
+    status = run["status"] if run["status"] == "complete" else f"[red]{run['status']}[/]"
+    console.print(
+        f"[bold]run {run_id}[/] on {run['host']}: {status}, "
+        f"{sum(1 for r in data.results if r.samples)} results"
+    )
+    for table in (levels_table(data), bandwidth_table(data), contention_table(data)):
+        if table is not None:
+            console.print(table)
+    warned = [r for r in data.results if r.warnings]
+    if warned:
+        kinds = Counter(warning_kind(w) for r in warned for w in r.warnings)
+        tally = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
+        console.print(
+            f"[yellow]{sum(kinds.values())} warning(s)[/] on {len(warned)} result(s): "
+            f"{tally}; 'perfatlas show {run_id}' or the report lists each with its fix"
+        )
+    for r in data.unmeasurable:
+        console.print(
+            f"[yellow]not measurable here[/] {r.benchmark} {params_label(r)}: {r.not_measurable}"
+        )
+
+
+def print_topology(machine: Machine) -> None:
+    """Packages, cores, PUs, NUMA nodes with memory, and caches, as hwloc sees them."""
+    topo = machine.topology
+    pus = machine.pus
+    console.print(
+        f"[bold]{topo.get('cpu_model', '?')}[/]: {topo.get('packages', '?')} package(s), "
+        f"{topo.get('cores', '?')} cores, {len(pus)} PUs ({format_cpu_list(pus)}), "
+        f"hwloc {topo.get('hwloc_version', '?')}"
+    )
+    nodes = _table("NUMA nodes", "node", "memory", "PUs", "distances", right=(1,))
+    distances = topo.get("numa_distances") or []
+    for i, node in enumerate(topo.get("numa_nodes") or []):
+        row = distances[i] if i < len(distances) else []
+        nodes.add_row(
+            str(node["os_index"]),
+            format_size(node.get("memory_bytes") or 0),
+            str(node.get("cpus", "?")),
+            " ".join(map(str, row)),
+        )
+    console.print(nodes)
+    caches = _table(
+        "caches", "level", "type", "size", "line", "instances", "PUs per instance", right=(2, 3, 4)
+    )
+    for c in sorted(topo.get("caches") or [], key=lambda c: (c["level"], c["type"])):
+        caches.add_row(
+            f"L{c['level']}",
+            c["type"],
+            format_size(c["size_bytes"]),
+            f"{c.get('line_bytes', '?')} B",
+            str(c.get("count", "?")),
+            str(c.get("cpus", "?")),
+        )
+    console.print(caches)
+    cores = _table("PUs", "PU", "core", "package", "NUMA node", right=(0, 1, 2, 3))
+    for pu in topo["pus"]:
+        cores.add_row(
+            str(pu["os_index"]),
+            str(pu.get("core", "?")),
+            str(pu.get("package", "?")),
+            str(pu.get("numa_node", "?")),
+        )
+    console.print(cores)
+    huge = ", ".join(format_size(s) for s in topo.get("huge_page_sizes") or []) or "none"
+    console.print(
+        f"huge page sizes: {huge}; data caches seen by one thread: "
+        + ", ".join(f"{c.name} {format_size(c.size_bytes)}" for c in hwloc_caches(topo))
+    )
