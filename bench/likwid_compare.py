@@ -45,7 +45,15 @@ def likwid_bandwidth(kernel: str, n_bytes: int, threads: int) -> float:
     cpus_for_threads does on a machine with one PU per core.
     """
     out = subprocess.run(
-        ["likwid-bench", "-t", kernel, "-W", f"N:{n_bytes // 1000}kB:{threads}"],
+        [
+            "likwid-bench",
+            "-t",
+            kernel,
+            "-W",
+            f"N:{n_bytes // 1000}kB:{threads}",
+            "-i",
+            str(max(10, int(2e10 // n_bytes))),
+        ],  # about half a second at DRAM speed
         capture_output=True,
         text=True,
         check=True,

@@ -176,6 +176,21 @@ class Machine:
         }
 
 
+def cache_rows(topology: dict) -> list[list[str]]:
+    """The caches of a topology document as table rows: level, type, size, line, count, PUs."""
+    return [
+        [
+            f"L{cache['level']}",
+            cache["type"],
+            format_size(cache["size_bytes"]),
+            f"{cache.get('line_bytes', '?')} B",
+            str(cache.get("count", "?")),
+            str(cache.get("cpus", "?")),
+        ]
+        for cache in sorted(topology.get("caches") or [], key=lambda c: (c["level"], c["type"]))
+    ]
+
+
 def _cpu_max_hz() -> float | None:
     """The highest core frequency cpufreq reports (Hz), or None where it is not visible (VMs)."""
     khz = _read("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")

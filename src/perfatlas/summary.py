@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from perfatlas.levels import compare_with_hwloc, hwloc_caches
-from perfatlas.machine import Machine
+from perfatlas.machine import Machine, cache_rows
 from perfatlas.report.common import number
 from perfatlas.report.data import RunData, params_label, warning_kind
 from perfatlas.report.memory import (
@@ -162,15 +162,8 @@ def print_topology(machine: Machine) -> None:
     caches = _table(
         "caches", "level", "type", "size", "line", "instances", "PUs per instance", right=(2, 3, 4)
     )
-    for c in sorted(topo.get("caches") or [], key=lambda c: (c["level"], c["type"])):
-        caches.add_row(
-            f"L{c['level']}",
-            c["type"],
-            format_size(c["size_bytes"]),
-            f"{c.get('line_bytes', '?')} B",
-            str(c.get("count", "?")),
-            str(c.get("cpus", "?")),
-        )
+    for row in cache_rows(topo):
+        caches.add_row(*row)
     console.print(caches)
     cores = _table("PUs", "PU", "core", "package", "NUMA node", right=(0, 1, 2, 3))
     for pu in topo["pus"]:

@@ -46,15 +46,16 @@ def _curves_figure(
 MATCHED = {"size": "by size", "order": "by order"}
 
 
-def _level_cells(row: Comparison) -> list[str]:
+def _level_cells(row: Comparison, hz: float | None) -> list[str]:
+    """One level's cells; latency also in cycles where the core frequency is known."""
     level, cache = row.level, row.cache
     hwloc = f"{cache.name} {format_size(cache.size_bytes)}" if cache else "no hwloc cache"
     ratio = f"{row.ratio:.2f}" if row.ratio is not None else ""
     if level is None:
-        return [row.name, "not detected", "", "", "", hwloc, "", ""]
+        return [row.name, "not detected", "", "", "", hwloc, "", ""] + ([""] if hz else [])
     capacity = format_size(level.capacity_bytes) if level.capacity_bytes else "beyond the caches"
     boundary = format_size(level.boundary_bytes) if level.boundary_bytes else ""
-    return [
+    cells = [
         row.name,
         f"{level.latency_ns:.3g}",
         f"{format_size(level.first_bytes)} – {format_size(level.last_bytes)}",
@@ -64,14 +65,15 @@ def _level_cells(row: Comparison) -> list[str]:
         MATCHED.get(level.matched_by or "", ""),
         ratio,
     ]
+    return cells + ([f"{level.latency_ns * hz / 1e9:.3g}"] if hz else [])
 
 
-def _level_rows(series: list[Series], data: RunData) -> list[list[str]]:
+def _level_rows(series: list[Series], data: RunData, hz: float | None) -> list[list[str]]:
     """Detected levels beside hwloc's caches, per series (its label on its first row only)."""
     rows = []
     for s in series:
         for i, row in enumerate(compare_with_hwloc(levels_of(s, data), data.caches)):
-            rows.append([s.label if i == 0 else "", *_level_cells(row)])
+            rows.append([s.label if i == 0 else "", *_level_cells(row, hz)])
     return rows
 
 
@@ -130,7 +132,8 @@ def latency_section(data: RunData) -> list[Block]:
             )
         )
         blocks.append(context_table(single))
-    rows = _level_rows([s for s in series if len(s.results) >= MIN_LEVEL_POINTS], data)
+    hz = data.run["context"].get("cpu_max_hz")
+    rows = _level_rows([s for s in series if len(s.results) >= MIN_LEVEL_POINTS], data, hz)
     if rows:
         blocks.append(
             Table(
@@ -144,7 +147,8 @@ def latency_section(data: RunData) -> list[Block]:
                     "hwloc",
                     "matched",
                     "estimate / hwloc",
-                ],
+                ]
+                + ([f"cycles at {hz / 1e9:.3g} GHz (nominal max)"] if hz else []),
                 rows,
                 numeric=(2, 4, 5, 8),
                 caption="Detected memory levels beside hwloc's caches. Latency: median over the "
@@ -156,6 +160,13 @@ def latency_section(data: RunData) -> list[Block]:
                 "says, e.g. a shared cache that the hypervisor or other tenants mostly keep.",
             )
         )
+        if not hz:
+            blocks.append(
+                Note(
+                    "Latency is given in ns only: the core frequency is not visible here "
+                    "(no cpufreq interface), so cycles per load cannot be derived honestly."
+                )
+            )
     if pairs:
         svg = _curves_figure(
             "latency-two-thread",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
+from perfatlas.machine import cache_rows
 from perfatlas.report.blocks import Block, Facts, Html, Table
 from perfatlas.report.data import RunData
 from perfatlas.report.registry import section
@@ -82,22 +83,6 @@ def drawing(topology: dict) -> Markup | None:
     return Markup('<div class="topo" style="{}">{}</div>').format(grid, Markup("").join(boxes))
 
 
-def _cache_rows(topology: dict) -> list[list[str]]:
-    rows = []
-    for cache in sorted(topology.get("caches") or [], key=lambda c: (c["level"], c["type"])):
-        rows.append(
-            [
-                f"L{cache['level']}",
-                cache["type"],
-                format_size(cache["size_bytes"]),
-                f"{cache.get('line_bytes', '?')} B",
-                str(cache.get("count", "?")),
-                str(cache.get("cpus", "?")),
-            ]
-        )
-    return rows
-
-
 def _numa_rows(topology: dict) -> list[list[str]]:
     distances = topology.get("numa_distances") or []
     rows = []
@@ -154,7 +139,7 @@ def topology_section(data: RunData) -> list[Block]:
                 "instances",
                 "PUs of the first instance",
             ],
-            _cache_rows(topology),
+            cache_rows(topology),
             caption="Caches",
             numeric=(2, 3, 4),
         )
