@@ -55,7 +55,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     print_summary(store, runner.run_id)
-    path = write_report(store, runner.run_id, out / f"run-{runner.run_id}.html")
+    with console.status("writing the HTML report"):
+        path = write_report(store, runner.run_id, out / f"run-{runner.run_id}.html")
     print(f"run {runner.run_id} stored in {args.db}; report: {path.resolve()}")
     return 0
 
@@ -125,10 +126,12 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from perfatlas.report import write_report
+    from perfatlas.runner import console
 
     store = _store(args)
     run_id = store.resolve_run(args.run)
-    path = write_report(store, run_id, Path(args.output or f"perfatlas-run-{run_id}.html"))
+    with console.status("writing the HTML report"):
+        path = write_report(store, run_id, Path(args.output or f"perfatlas-run-{run_id}.html"))
     print(path.resolve())
     return 0
 

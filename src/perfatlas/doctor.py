@@ -10,11 +10,11 @@ import platform
 import shutil
 from dataclasses import dataclass
 
-from rich.console import Console
 from rich.table import Table
 
 from perfatlas.machine import Machine, _command_version, _read, _selected
 from perfatlas.units import format_cpu_list, format_size
+from perfatlas.views import console
 
 OK, LIMITED, MISSING = "ok", "limited", "not available"
 
@@ -193,4 +193,4 @@ def print_doctor() -> None:
     colour = {OK: "green", LIMITED: "yellow", MISSING: "red"}
     for check in checks(machine):
         table.add_row(check.name, f"[{colour[check.status]}]{check.status}[/]", check.detail)
-    Console().print(table)
+    console.print(table)
