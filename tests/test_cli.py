@@ -134,3 +134,22 @@ def test_topo_and_doctor_describe_this_machine(cli):
     assert doctor.code == 0
     for check in ("NUMA", "hardware counters", "huge pages", "timer", "MPI"):
         assert check in doctor.out
+
+
+def test_a_crashing_native_executable_is_one_sentence(cli, tmp_path, monkeypatch):
+    """A kernel killed by a signal: one sentence naming it; earlier results stay stored."""
+    from perfatlas.native import bin_dir
+
+    assert cli("measure", "mem.latency", "bytes=64KiB", *FAST).code == 0
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    for exe in bin_dir().iterdir():
+        (fake / exe.name).symlink_to(exe)
+    (fake / "pa-mem-latency").unlink()
+    (fake / "pa-mem-latency").write_text("#!/bin/sh\nkill -SEGV $$\n")
+    (fake / "pa-mem-latency").chmod(0o755)
+    monkeypatch.setenv("PERFATLAS_BIN_DIR", str(fake))
+    result = cli("measure", "mem.latency", "bytes=64KiB", *FAST)
+    assert result.code == 2
+    assert "pa-mem-latency was killed by SIGSEGV" in result.err
+    assert count_results(cli.db) == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -34,6 +35,11 @@ def run_json(name: str, args: list[str], env: dict[str, str] | None = None) -> d
         text=True,
         env={**os.environ, **(env or {})},
     )
+    if proc.returncode < 0:
+        raise UserError(
+            f"{name} was killed by {signal.Signals(-proc.returncode).name} "
+            "(results stored before it are kept)"
+        )
     if proc.returncode != 0:
         message = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
         raise UserError(message or f"{name} exited with status {proc.returncode}")
