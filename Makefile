@@ -10,7 +10,8 @@ OUT    ?= perfatlas-out
 # Debian packages the build, the measurements and the tests need.
 DEBIAN_PACKAGES := build-essential cmake ninja-build pkg-config python3-venv python3-dev \
                    libhwloc-dev hwloc libnuma-dev numactl libsqlite3-dev \
-                   chromium likwid
+                   chromium likwid \
+                   openmpi-bin libopenmpi-dev iproute2 hpcc
 
 .PHONY: all deps install run test bench lint clean
 all: install
@@ -42,6 +43,7 @@ test: install
 
 bench: install
 	$(PY) bench/likwid_compare.py
+	$(PY) bench/hpcc_compare.py
 
 clean:
 	rm -rf build $(VENV) $(OUT)

@@ -88,6 +88,11 @@ bytes = ["16KiB", "1MiB"]
 load_bytes = "2MiB"
 samples = 3
 min_sample_time = "1ms"
+
+[[step]]  # OS noise on every PU at once
+benchmark = "noise"
+cpus = "all"
+duration = "0.3s"
 """
 
 

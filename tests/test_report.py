@@ -17,6 +17,7 @@ SECTIONS = {
     "memory-latency": "Memory latency",
     "memory-bandwidth": "Memory bandwidth",
     "contention": "Memory contention",
+    "noise": "OS noise",
     "warnings": "Warnings",
 }
 

@@ -125,6 +125,14 @@ void pa_json_double_array(pa_json *json, const double *values, int n)
     pa_json_end_array(json);
 }
 
+void pa_json_int_array(pa_json *json, const long long *values, long n)
+{
+    pa_json_begin_array(json);
+    for (long i = 0; i < n; i++)
+        pa_json_int(json, values[i]);
+    pa_json_end_array(json);
+}
+
 int pa_json_finish(pa_json *json)
 {
     fputc('\n', json->file);

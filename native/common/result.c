@@ -74,7 +74,8 @@ void pa_result_context(pa_json *json, const pa_thread_placement *threads, int nt
         pa_json_end_object(json);
     }
     pa_json_end_array(json);
-    pa_buffer_json(json, buffer);
+    if (buffer)
+        pa_buffer_json(json, buffer);
     pa_json_end_object(json);
     pa_timer_json(json);
 }

@@ -18,6 +18,7 @@ typedef struct {
 } pa_thread_placement;
 
 void pa_result_begin(pa_json *json, const char *benchmark, const pa_args *args);
+/* `buffer` may be NULL for a benchmark without one (noise): placement then holds only threads. */
 void pa_result_context(pa_json *json, const pa_thread_placement *threads, int nthreads,
                        const pa_buffer *buffer);
 /* "samples": {metric: values}, "units": {metric: unit}, "sample_seconds": seconds */

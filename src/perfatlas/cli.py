@@ -44,7 +44,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     machine = Machine.detect()
     threads = parse_cpu_list(args.threads, "--threads") if args.threads else None
     planned = [
-        (m.benchmark, m.benchmark.resolve(m.raw, machine))
+        (m.benchmark, m.benchmark.resolve(_with_np(m.benchmark, m.raw, args.np), machine))
         for m in suites.expand(definition, machine, threads)
     ]
     store = _store(args)
@@ -59,6 +59,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         path = write_report(store, runner.run_id, out / f"run-{runner.run_id}.html")
     print(f"run {runner.run_id} stored in {args.db}; report: {path.resolve()}")
     return 0
+
+
+def _with_np(benchmark, raw: dict, np_: str | None) -> dict:
+    """--np N replaces the rank count of every MPI step (e.g. a hostfile's slots)."""
+    if np_ is None or not any(p.name == "np" for p in benchmark.params):
+        return raw
+    return {**raw, "np": np_}
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
@@ -180,6 +187,29 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 0
 
 
+def _launch_arguments(p: argparse.ArgumentParser) -> None:
+    """How MPI benchmarks are launched (perfatlas.launchers); the environment gives defaults."""
+    p.add_argument(
+        "--mpirun-args",
+        help='extra mpirun arguments, passed through untouched (e.g. "--bind-to none"); '
+        "default $PERFATLAS_MPIRUN_ARGS",
+    )
+    p.add_argument("--hostfile", help="mpirun hostfile (default $PERFATLAS_HOSTFILE)")
+
+
+def _launch_options(args: argparse.Namespace):
+    from perfatlas.launchers import LaunchOptions
+
+    environment = LaunchOptions.from_environment()
+    given = LaunchOptions.parse(getattr(args, "mpirun_args", None), getattr(args, "hostfile", None))
+    return LaunchOptions(
+        given.mpirun_args
+        if getattr(args, "mpirun_args", None) is not None
+        else environment.mpirun_args,
+        given.hostfile or environment.hostfile,
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="perfatlas",
@@ -202,13 +232,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("suite", nargs="?", default="quick", help="suite name or path to a TOML file")
     p.add_argument("--out", default="perfatlas-out", help="directory for the HTML report")
     p.add_argument("--repeat", type=int, default=1, help="launch each measurement N times")
+    _launch_arguments(p)
     p.add_argument("--threads", help="thread counts to sweep, e.g. 1,2 or 1-4")
+    p.add_argument("--np", help="MPI ranks of every comm step (a number or 'all')")
 
     p = command("measure", cmd_measure, "measure one benchmark with explicit parameters")
     p.add_argument("benchmark")
     p.add_argument("params", nargs="*", metavar="key=value")
     p.add_argument("--json", help="also write the result document(s) to this file")
     p.add_argument("--repeat", type=int, default=1, help="launch the measurement N times")
+    _launch_arguments(p)
 
     command("list", cmd_list, "list suites and benchmarks with their parameters")
     p = command("show", cmd_show, "list runs, or show one run's results")
@@ -229,13 +262,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _join_option_values(argv: list[str]) -> list[str]:
+    """`--mpirun-args "--bind-to none"`: argparse would take the value for an option of its own;
+    write it as `--mpirun-args=...` so that it is passed through untouched."""
+    joined, words = [], iter(argv)
+    for word in words:
+        if word == "--mpirun-args":
+            value = next(words, None)
+            joined.append(word if value is None else f"{word}={value}")
+        else:
+            joined.append(word)
+    return joined
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_join_option_values(sys.argv[1:] if argv is None else argv))
     if getattr(args, "repeat", 1) < 1:
         print("perfatlas: --repeat must be at least 1", file=sys.stderr)
         return 2
     try:
-        return args.function(args)
+        from perfatlas.launchers import using
+
+        with using(_launch_options(args)):
+            return args.function(args)
     except UserError as error:
         print(f"perfatlas: {error}", file=sys.stderr)
         return 2

@@ -64,6 +64,10 @@ def placement_warnings(document: dict) -> list[str]:
     huge = placement.get("huge_page_fraction")
     if page and page > 4096 and huge is not None and huge < 0.99:
         found.append(f"only {huge:.0%} of the buffer is on {page // 2**20} MiB pages")
+    if placement.get("ranks"):  # MPI documents: ranks packed onto shared cores
+        from perfatlas.comm_analysis import rank_sharing_warnings
+
+        found += rank_sharing_warnings(placement)
     return found
 
 

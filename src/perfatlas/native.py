@@ -29,23 +29,67 @@ def executable(name: str) -> Path:
 
 def run_json(name: str, args: list[str], env: dict[str, str] | None = None) -> dict | list:
     """Run one native executable with key=value args and return its parsed JSON document(s)."""
-    proc = subprocess.run(
-        [str(executable(name)), *args],
-        capture_output=True,
+    from perfatlas.launchers import Launch, get_launcher
+
+    launch = Launch("local", [str(executable(name)), *args], env=dict(env or {}))
+    return run_launch(launch, name, get_launcher("local"))
+
+
+def run_launch(launch, name: str, launcher) -> dict | list:
+    """Run a prepared launch (perfatlas.launchers) and parse what the executable wrote.
+
+    A failure becomes one sentence: the launcher knows how to read its own stderr (a rank's
+    message, a crashed rank, mpirun's complaint).
+    """
+    timeout = float(os.environ.get("PERFATLAS_LAUNCH_TIMEOUT") or 0) or None
+    # A session of its own, so that a launch that must be stopped (timeout, Ctrl-C) is stopped
+    # with every process it started (mpirun's ranks), not only the first.
+    process = subprocess.Popen(
+        launch.argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,  # mpirun would forward our stdin to rank 0
         text=True,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, **launch.env},
+        start_new_session=True,
     )
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _stop(process)
+        raise UserError(
+            f"{name} did not finish within {timeout:g} s ($PERFATLAS_LAUNCH_TIMEOUT) and was "
+            "stopped; a rank may hang (results stored before it are kept)"
+        ) from None
+    except BaseException:
+        _stop(process)
+        raise
+    proc = subprocess.CompletedProcess(launch.argv, process.returncode, stdout, stderr)
     if proc.returncode < 0:
         raise UserError(
             f"{name} was killed by {signal.Signals(-proc.returncode).name} "
             "(results stored before it are kept)"
         )
     if proc.returncode != 0:
-        message = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
-        raise UserError(message or f"{name} exited with status {proc.returncode}")
+        raise UserError(launcher.failure(launch, name, proc.returncode, proc.stderr))
     try:
         return json.loads(proc.stdout)
     except json.JSONDecodeError as error:
         raise UserError(
             f"{name} wrote malformed JSON ({error}); this is a perfatlas bug"
         ) from error
+
+
+def _stop(process: subprocess.Popen, grace: float = 5.0) -> None:
+    """Stop a launch: SIGTERM first (mpirun then stops the ranks it started, which it may have
+    put in process groups of their own), then SIGKILL to its whole process group."""
+    process.terminate()
+    try:
+        process.communicate(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.communicate()

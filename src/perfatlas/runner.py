@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from perfatlas.benchmarks.base import Benchmark
-from perfatlas.contract import result_warnings, validate
+from perfatlas.contract import validate
 from perfatlas.machine import Machine, software_versions
 from perfatlas.store import Store
 
@@ -85,7 +85,7 @@ class Runner:
         documents = merge_repeats(launches) if repeat > 1 else launches[0]
         stored = Stored(benchmark, params, documents)
         for document in documents:
-            warnings = result_warnings(document)
+            warnings = benchmark.warnings(document)
             self.store.add_document(self.run_id, document, warnings)
             stored.warnings.append(warnings)
         return stored

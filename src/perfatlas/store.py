@@ -98,6 +98,12 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _warnings_of(metric: str, metrics: dict, warnings: list[str]) -> list[str]:
+    """The warnings of one metric's row: those prefixed with another metric's name go to it."""
+    others = tuple(f"{m}: " for m in metrics if m != metric)
+    return [w for w in warnings if not (others and w.startswith(others))]
+
+
 class Store:
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -244,7 +250,7 @@ class Store:
                         summary.min if summary else None,
                         summary.max if summary else None,
                         document.get("not_measurable"),
-                        json.dumps(warnings),
+                        json.dumps(_warnings_of(metric, metrics, warnings)),
                         json.dumps(document),
                     ),
                 )

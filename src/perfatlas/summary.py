@@ -7,8 +7,10 @@ from collections import Counter
 from rich.console import Console
 from rich.table import Table
 
+from perfatlas.comm_summary import comm_tables
 from perfatlas.levels import compare_with_hwloc, hwloc_caches
 from perfatlas.machine import Machine, cache_rows
+from perfatlas.noise_analysis import GRANULARITIES_NS, PROCESSES
 from perfatlas.report.common import number
 from perfatlas.report.data import RunData, params_label, warning_kind
 from perfatlas.report.memory import (
@@ -19,6 +21,7 @@ from perfatlas.report.memory import (
     levels_of,
     primary_latency,
 )
+from perfatlas.report.noise import noise_measurements
 from perfatlas.store import Result, Store
 from perfatlas.units import format_cpu_list, format_size
 
@@ -113,6 +116,47 @@ def contention_table(data: RunData) -> Table | None:
     return table
 
 
+def noise_table(data: RunData) -> Table | None:
+    measurements = noise_measurements(data)
+    if not measurements:
+        return None
+    widest = max(PROCESSES)
+    table = _table(
+        f"OS noise (BSP: expected slowdown of supersteps of g on P={widest:.0e} processes)",
+        "measurement",
+        "PU",
+        "slowdown [95 % CI]",
+        "p99 lost",
+        "largest",
+        "top line (share)",
+        *[f"BSP {g / 1e6:g} ms" for g in GRANULARITIES_NS],
+        right=(2, 3, 4, 6, 7),
+    )
+    for m in measurements:
+        bsp = {curve.granularity_ns: curve for curve in m.bsp}
+        at_scale = []
+        for g in GRANULARITIES_NS:
+            curve = bsp.get(g)
+            if curve is None:
+                at_scale.append("-")
+                continue
+            bound = "≥ " if widest > curve.independent_windows else ""  # beyond the tail seen
+            at_scale.append(f"{bound}{number(100 * curve.slowdown[-1])} %")
+        for i, core in enumerate(m.cores):
+            s, line = core.slowdown, core.top_line
+            top = f"{line.frequency_hz:.0f} Hz ({100 * line.share:.0f} %)" if line else "-"
+            table.add_row(
+                m.label if i == 0 else "",
+                str(core.cpu),
+                f"{number(100 * s.median)} % [dim][{number(100 * s.ci_lo)}, {number(100 * s.ci_hi)}][/]",
+                f"{number(core.detours.percentiles_ns[99.0] / 1e3)} us",
+                f"{number(core.detours.largest_ns / 1e3)} us",
+                top,
+                *(at_scale if i == 0 else [""] * len(at_scale)),
+            )
+    return table
+
+
 def print_summary(store: Store, run_id: int) -> None:
     """What the run found, in a screenful: levels, peaks, contention, warnings, unmeasurable."""
     data = RunData.load(store, run_id)
@@ -122,7 +166,13 @@ def print_summary(store: Store, run_id: int) -> None:
         f"[bold]run {run_id}[/] on {run['host']}: {status}, "
         f"{sum(1 for r in data.results if r.samples)} results"
     )
-    for table in (levels_table(data), bandwidth_table(data), contention_table(data)):
+    for table in (
+        levels_table(data),
+        bandwidth_table(data),
+        contention_table(data),
+        noise_table(data),
+        *comm_tables(data),
+    ):
         if table is not None:
             console.print(table)
     warned = [r for r in data.results if r.warnings]

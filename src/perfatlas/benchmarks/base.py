@@ -10,9 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from perfatlas.contract import result_warnings
 from perfatlas.errors import UserError
+from perfatlas.launchers import get_launcher, launch_options
 from perfatlas.machine import Machine
-from perfatlas.native import run_json
+from perfatlas.native import executable, run_launch
 from perfatlas.units import format_cpu_list, format_size, parse_cpu_list, parse_duration, parse_size
 
 
@@ -116,6 +118,7 @@ class Benchmark:
     executable: ClassVar[str]
     params: ClassVar[tuple[Param, ...]]
     metrics: ClassVar[dict[str, str]]  # metric -> unit
+    launcher: ClassVar[str] = "local"  # perfatlas.launchers: local, mpirun (slurm later)
 
     def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
         """Parse user text into typed parameters, apply defaults, check them against the machine."""
@@ -189,8 +192,24 @@ class Benchmark:
                     "units": dict(self.metrics),
                 }
             ]
-        documents = run_json(self.executable, self.native_args(params, machine))
-        return documents if isinstance(documents, list) else [documents]
+        launcher = get_launcher(self.launcher)
+        launch = launcher.prepare(
+            executable(self.executable),
+            self.native_args(params, machine),
+            params,
+            machine,
+            launch_options(),
+        )
+        documents = run_launch(launch, self.executable, launcher)
+        documents = documents if isinstance(documents, list) else [documents]
+        for document in documents:  # which launcher ran it, and the exact command line
+            if isinstance(document, dict):
+                document.setdefault("launch", launch.record())
+        return documents
+
+    def warnings(self, document: dict) -> list[str]:
+        """What is doubtful about one result document, each with its fix (stored with it)."""
+        return result_warnings(document)
 
     def details(self) -> list[str]:
         """Extra lines for 'perfatlas list' (e.g. a kernel catalog)."""

@@ -16,7 +16,7 @@ import numpy as np  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator  # noqa: E402
 
 from perfatlas.levels import Cache, Level  # noqa: E402
 from perfatlas.report.data import Curve  # noqa: E402
@@ -195,3 +195,31 @@ def legend_below(ax: Axes, ncol: int = 3) -> None:
 def line_handle(color, linestyle: str, label: str) -> Line2D:
     """A legend entry for a figure-wide legend (small multiples share one)."""
     return Line2D([], [], color=color, linestyle=linestyle, marker="o", markersize=3, label=label)
+
+
+def draw_bars(
+    ax: Axes,
+    labels: Sequence[str],
+    medians: Sequence[float],
+    ci_lo: Sequence[float],
+    ci_hi: Sequence[float],
+    colors: Sequence,
+) -> None:
+    """One bar per figure with its 95 % CI as an error bar, labelled underneath."""
+    positions = np.arange(len(labels))
+    medians = np.asarray(medians, dtype=float)
+    errors = np.vstack([medians - np.asarray(ci_lo), np.asarray(ci_hi) - medians])
+    ax.bar(positions, medians, color=colors, alpha=0.8, width=0.7)
+    ax.errorbar(
+        positions, medians, yerr=np.clip(errors, 0, None), fmt="none", ecolor="0.2", capsize=4
+    )
+    ax.set_xticks(positions, labels)
+    ax.grid(axis="x", visible=False)
+
+
+def plain_log_x(ax: Axes, label: str) -> None:
+    """log x axis with plain numbers (1, 10, 100 ...) instead of powers of ten."""
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel(label)

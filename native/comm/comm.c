@@ -1,0 +1,446 @@
+#define _GNU_SOURCE
+#include "comm.h"
+
+#include <math.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "result.h"
+#include "timer.h"
+
+/* -- start-up and placement ------------------------------------------------------------------- */
+
+static void cpu_list(const cpu_set_t *set, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int cpu = 0; cpu < CPU_SETSIZE && used + 16 < size; cpu++) {
+        if (!CPU_ISSET(cpu, set))
+            continue;
+        int last = cpu;
+        while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set))
+            last++;
+        used += (size_t)snprintf(out + used, size - used, used ? ",%d" : "%d", cpu);
+        if (last > cpu)
+            used += (size_t)snprintf(out + used, size - used, "-%d", last);
+        cpu = last;
+    }
+}
+
+static void read_self(pa_rank_info *me)
+{
+    memset(me, 0, sizeof *me);
+    int length = 0;
+    MPI_Get_processor_name(me->host, &length);
+    FILE *file = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (file) {
+        if (!fgets(me->boot_id, sizeof me->boot_id, file))
+            me->boot_id[0] = '\0';
+        me->boot_id[strcspn(me->boot_id, "\n")] = '\0';
+        fclose(file);
+    }
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        cpu_list(&set, me->cpus_allowed, sizeof me->cpus_allowed);
+    me->cpu = sched_getcpu();
+    me->pid = (int)getpid();
+}
+
+void pa_comm_start(int *argc, char ***argv, pa_world *world)
+{
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &world->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world->size);
+    int length = 0;
+    MPI_Get_library_version(world->library, &length);
+    world->library[strcspn(world->library, "\n")] = '\0';
+    pa_timer_init();
+    pa_rank_info me;
+    read_self(&me);
+    world->ranks = calloc((size_t)world->size, sizeof *world->ranks);
+    if (!world->ranks)
+        pa_comm_wrong("out of memory for the placement of %d ranks", world->size);
+    MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, world->ranks, (int)sizeof me, MPI_BYTE,
+                  MPI_COMM_WORLD);
+    world->hosts = 0;
+    for (int r = 0; r < world->size; r++) {
+        int seen = 0;
+        for (int q = 0; q < r && !seen; q++)
+            seen = pa_same_host(world, q, r);
+        world->hosts += !seen;
+    }
+}
+
+int pa_comm_finish(pa_world *world, int write_failed)
+{
+    MPI_Bcast(&write_failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    free(world->ranks);
+    MPI_Finalize();
+    return write_failed ? 2 : 0;
+}
+
+void pa_comm_require(const pa_world *world, int ok, const char *format, ...)
+{
+    if (ok)
+        return;
+    if (world->rank == 0) {
+        va_list ap;
+        va_start(ap, format);
+        fprintf(stderr, "%s: ", pa_program);
+        vfprintf(stderr, format, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+    }
+    MPI_Finalize();
+    exit(2);
+}
+
+void pa_comm_wrong(const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    fprintf(stderr, "%s: ", pa_program);
+    vfprintf(stderr, format, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+    exit(3);
+}
+
+int pa_same_host(const pa_world *world, int a, int b)
+{
+    return strcmp(world->ranks[a].host, world->ranks[b].host) == 0;
+}
+
+const char *pa_link_of(const pa_world *world, const int *ranks, int n)
+{
+    int same = 0, pairs = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            pairs++;
+            same += pa_same_host(world, ranks[i], ranks[j]);
+        }
+    if (same == pairs)
+        return "intra-node";
+    return same == 0 ? "inter-node" : "mixed";
+}
+
+void pa_comm_join(MPI_Comm comm)
+{
+    MPI_Request request;
+    MPI_Ibarrier(comm, &request);
+    int done = 0;
+    const struct timespec pause = {0, 20000};
+    for (;;) {
+        MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+        if (done)
+            return;
+        nanosleep(&pause, NULL);
+    }
+}
+
+MPI_Comm pa_comm_of(const pa_world *world, const int *ranks, int n)
+{
+    int position = -1;
+    for (int i = 0; i < n; i++)
+        if (ranks[i] == world->rank)
+            position = i;
+    MPI_Comm comm;
+    MPI_Comm_split(MPI_COMM_WORLD, position >= 0 ? 0 : MPI_UNDEFINED, position, &comm);
+    return comm;
+}
+
+/* -- histograms ------------------------------------------------------------------------------- */
+
+void pa_histogram_clear(pa_histogram *histogram)
+{
+    memset(histogram->counts, 0, sizeof histogram->counts);
+    histogram->min_seconds = INFINITY;
+    histogram->max_seconds = 0;
+}
+
+void pa_histogram_add(pa_histogram *histogram, double seconds)
+{
+    double ns = seconds * 1e9;
+    int bin = ns <= 1.0 ? 0 : (int)floor(log2(ns) * PA_HIST_PER_DOUBLING);
+    histogram->counts[bin < PA_HIST_BINS ? bin : PA_HIST_BINS - 1]++;
+    if (seconds < histogram->min_seconds)
+        histogram->min_seconds = seconds;
+    if (seconds > histogram->max_seconds)
+        histogram->max_seconds = seconds;
+}
+
+void pa_histogram_reduce(pa_histogram *histogram, int root, MPI_Comm comm)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    pa_histogram sum;
+    MPI_Reduce(histogram->counts, sum.counts, PA_HIST_BINS, MPI_LONG_LONG, MPI_SUM, root, comm);
+    MPI_Reduce(&histogram->min_seconds, &sum.min_seconds, 1, MPI_DOUBLE, MPI_MIN, root, comm);
+    MPI_Reduce(&histogram->max_seconds, &sum.max_seconds, 1, MPI_DOUBLE, MPI_MAX, root, comm);
+    if (rank == root)
+        *histogram = sum;
+}
+
+void pa_histogram_json(pa_json *json, const pa_histogram *histogram, double scale)
+{
+    int first = 0, last = PA_HIST_BINS - 1;
+    long long total = 0;
+    for (int b = 0; b < PA_HIST_BINS; b++)
+        total += histogram->counts[b];
+    while (first < last && histogram->counts[first] == 0)
+        first++;
+    while (last > first && histogram->counts[last] == 0)
+        last--;
+    pa_json_key(json, "iteration_histogram");
+    pa_json_begin_object(json);
+    pa_json_key(json, "iterations");
+    pa_json_int(json, total);
+    pa_json_key(json, "bins_per_doubling");
+    pa_json_int(json, PA_HIST_PER_DOUBLING);
+    pa_json_key(json, "scale");
+    pa_json_double(json, scale);
+    pa_json_key(json, "first_bin_lower_ns"); /* bin b covers [2^(b/k), 2^((b+1)/k)) ns * scale */
+    pa_json_double(json, pow(2.0, (double)first / PA_HIST_PER_DOUBLING) * scale);
+    pa_json_key(json, "first_bin");
+    pa_json_int(json, first);
+    pa_json_key(json, "counts");
+    pa_json_begin_array(json);
+    for (int b = first; b <= last && total; b++)
+        pa_json_int(json, histogram->counts[b]);
+    pa_json_end_array(json);
+    pa_json_key(json, "min_ns");
+    pa_json_double(json, total ? histogram->min_seconds * 1e9 * scale : NAN);
+    pa_json_key(json, "max_ns");
+    pa_json_double(json, total ? histogram->max_seconds * 1e9 * scale : NAN);
+    pa_json_end_object(json);
+}
+
+/* -- timing ----------------------------------------------------------------------------------- */
+
+void pa_timing_from_args(pa_timing *timing, const pa_args *args)
+{
+    timing->warmup = (int)pa_arg_int(args, "warmup");
+    timing->samples = (int)pa_arg_int(args, "samples");
+    timing->min_sample_time = pa_arg_double(args, "min_sample_time");
+    timing->time_limit = pa_arg_double(args, "time_limit");
+}
+
+static double longest(MPI_Comm comm, double seconds)
+{
+    double result;
+    MPI_Allreduce(&seconds, &result, 1, MPI_DOUBLE, MPI_MAX, comm);
+    return result;
+}
+
+/* The distribution of single iterations, from a pass of its own after the samples: a timestamp
+ * per iteration costs about one timer resolution (~20 ns), which the timed samples must not
+ * carry. The pass runs a quarter of the samples' iterations (at least one batch). */
+static void distribution(MPI_Comm agree, pa_batch_fn *fn, void *context, long iterations,
+                         int count, pa_histogram *histogram)
+{
+    long laps_count = iterations * count / 4;
+    laps_count = laps_count < iterations ? iterations : laps_count;
+    uint64_t *laps = malloc(((size_t)laps_count + 1) * sizeof *laps);
+    if (!laps)
+        pa_comm_wrong("out of memory for %ld timestamps", laps_count + 1);
+    pa_histogram_clear(histogram);
+    MPI_Barrier(agree);
+    fn(context, laps_count, laps);
+    for (long j = 0; j < laps_count; j++)
+        pa_histogram_add(histogram, pa_ticks_to_seconds(laps[j + 1] - laps[j]));
+    free(laps);
+}
+
+void pa_comm_measure(MPI_Comm agree, pa_batch_fn *fn, void *context, const pa_timing *timing,
+                     pa_series *series, pa_histogram *histogram)
+{
+    uint64_t start = pa_ticks();
+    /* Warm-up (connections, buffers, caches): one iteration at a time, ended early once it has
+     * taken a tenth of time_limit, so that a slow link cannot stretch it. */
+    for (int i = 0; i < timing->warmup; i++) {
+        fn(context, 1, NULL);
+        if (longest(agree, pa_ticks_to_seconds(pa_ticks() - start)) > 0.1 * timing->time_limit)
+            break;
+    }
+    /* Calibrate: grow the batch until the slowest rank's batch lasts min_sample_time (aiming 25 %
+     * above it), by at least 1.5x and at most 100x per step, as native/common/sampler.c does. */
+    long iterations = 1;
+    double seconds;
+    for (;;) {
+        MPI_Barrier(agree);
+        seconds = longest(agree, fn(context, iterations, NULL));
+        if (seconds >= timing->min_sample_time)
+            break;
+        double factor = seconds > 0 ? 1.25 * timing->min_sample_time / seconds : 100.0;
+        factor = factor > 100.0 ? 100.0 : factor < 1.5 ? 1.5 : factor;
+        iterations = (long)ceil((double)iterations * factor);
+    }
+    /* Bound the time: as many samples as fit in what is left of time_limit, at least 3. */
+    double spent = longest(agree, pa_ticks_to_seconds(pa_ticks() - start));
+    int count = timing->samples;
+    if (seconds > 0 && spent + count * seconds > timing->time_limit) {
+        double fit = floor((timing->time_limit - spent) / seconds);
+        count = fit < PA_MIN_SAMPLES ? PA_MIN_SAMPLES : fit < count ? (int)fit : count;
+        if (count > timing->samples)
+            count = timing->samples;
+    }
+    series->iterations = iterations;
+    series->requested = timing->samples;
+    series->count = count;
+    series->seconds = calloc((size_t)count, sizeof(double));
+    if (!series->seconds)
+        pa_comm_wrong("out of memory for %d samples", count);
+    for (int i = 0; i < count; i++) {
+        MPI_Barrier(agree);
+        series->seconds[i] = fn(context, iterations, NULL);
+    }
+    if (histogram)
+        distribution(agree, fn, context, iterations, count, histogram);
+    series->elapsed = pa_ticks_to_seconds(pa_ticks() - start);
+}
+
+void pa_series_free(pa_series *series)
+{
+    free(series->seconds);
+    series->seconds = NULL;
+}
+
+int pa_comm_collect(const pa_world *world, const pa_series *mine, int *count, double **values,
+                    int **ranks)
+{
+    int my_count = mine ? mine->count : 0;
+    MPI_Allreduce(&my_count, count, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    double *row = calloc((size_t)*count + 1, sizeof(double));
+    row[0] = mine ? 1.0 : 0.0; /* first element: does this rank contribute? */
+    for (int i = 0; mine && i < mine->count; i++)
+        row[i + 1] = mine->seconds[i];
+    double *all = NULL;
+    if (world->rank == 0)
+        all = calloc((size_t)world->size * (size_t)(*count + 1), sizeof(double));
+    MPI_Gather(row, *count + 1, MPI_DOUBLE, all, *count + 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    free(row);
+    if (world->rank != 0)
+        return 0;
+    *values = calloc((size_t)world->size * (size_t)*count + 1, sizeof(double));
+    *ranks = calloc((size_t)world->size, sizeof(int));
+    int contributors = 0;
+    for (int r = 0; r < world->size; r++) {
+        const double *from = all + (size_t)r * (size_t)(*count + 1);
+        if (from[0] == 0.0)
+            continue;
+        memcpy(*values + (size_t)contributors * (size_t)*count, from + 1,
+               (size_t)*count * sizeof(double));
+        (*ranks)[contributors++] = r;
+    }
+    free(all);
+    return contributors;
+}
+
+/* -- documents -------------------------------------------------------------------------------- */
+
+void pa_comm_doc_begin(pa_json *json, const char *benchmark, const pa_args *args,
+                       const pa_world *world)
+{
+    pa_result_begin(json, benchmark, args);
+    pa_json_key(json, "np");
+    pa_json_int(json, world->size);
+}
+
+static void rank_json(pa_json *json, const pa_world *world, int r)
+{
+    const pa_rank_info *info = &world->ranks[r];
+    pa_json_begin_object(json);
+    pa_json_key(json, "rank");
+    pa_json_int(json, r);
+    pa_json_key(json, "host");
+    pa_json_string(json, info->host);
+    pa_json_key(json, "cpus_allowed");
+    pa_json_string(json, info->cpus_allowed);
+    pa_json_key(json, "cpu");
+    pa_json_int(json, info->cpu);
+    pa_json_key(json, "pid");
+    pa_json_int(json, info->pid);
+    pa_json_key(json, "boot_id");
+    pa_json_string(json, info->boot_id);
+    pa_json_end_object(json);
+}
+
+void pa_comm_doc_context(pa_json *json, const pa_world *world, const int *involved, int n)
+{
+    pa_json_end_object(json); /* params */
+    pa_json_key(json, "placement");
+    pa_json_begin_object(json);
+    pa_json_key(json, "ranks");
+    pa_json_begin_array(json);
+    for (int r = 0; r < world->size; r++)
+        rank_json(json, world, r);
+    pa_json_end_array(json);
+    pa_json_key(json, "hosts");
+    pa_json_int(json, world->hosts);
+    pa_json_key(json, "involved");
+    pa_json_begin_array(json);
+    for (int i = 0; i < n; i++)
+        pa_json_int(json, involved[i]);
+    pa_json_end_array(json);
+    pa_json_key(json, "link");
+    if (n > 1)
+        pa_json_string(json, pa_link_of(world, involved, n));
+    else
+        pa_json_null(json);
+    pa_json_key(json, "mpi_library");
+    pa_json_string(json, world->library);
+    pa_json_end_object(json);
+    pa_timer_json(json);
+}
+
+void pa_comm_doc_samples(pa_json *json, const pa_metric *metrics, int nmetrics,
+                         const double *seconds, int nseconds)
+{
+    pa_json_key(json, "samples");
+    pa_json_begin_object(json);
+    for (int m = 0; m < nmetrics; m++) {
+        pa_json_key(json, metrics[m].name);
+        pa_json_double_array(json, metrics[m].values, metrics[m].n);
+    }
+    pa_json_end_object(json);
+    pa_json_key(json, "units");
+    pa_json_begin_object(json);
+    for (int m = 0; m < nmetrics; m++) {
+        pa_json_key(json, metrics[m].name);
+        pa_json_string(json, metrics[m].unit);
+    }
+    pa_json_end_object(json);
+    pa_json_key(json, "sample_seconds");
+    pa_json_double_array(json, seconds, nseconds);
+}
+
+void pa_comm_timing_json(pa_json *json, const pa_timing *timing, const pa_series *series)
+{
+    pa_json_key(json, "iterations_per_sample");
+    pa_json_int(json, series->iterations);
+    pa_json_key(json, "samples_requested");
+    pa_json_int(json, series->requested);
+    pa_json_key(json, "samples_taken");
+    pa_json_int(json, series->count);
+    pa_json_key(json, "time_limit_s");
+    pa_json_double(json, timing->time_limit);
+    pa_json_key(json, "warmup_iterations");
+    pa_json_int(json, timing->warmup);
+}
+
+void *pa_comm_alloc(size_t bytes)
+{
+    void *memory = NULL;
+    if (posix_memalign(&memory, 4096, bytes ? bytes : 1))
+        pa_comm_wrong("out of memory for a %zu-byte message buffer", bytes);
+    memset(memory, 0, bytes ? bytes : 1);
+    return memory;
+}

@@ -1,0 +1,44 @@
+"""comm.hotspot: k senders stream to one receiver (rank 0) at once, k = 1 .. max_senders; the
+bandwidth each sender gets as k grows, and the aggregate the receiver takes in (one result per k).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from perfatlas.benchmarks.base import int_param, register
+from perfatlas.benchmarks.mpi import MpiBenchmark, message_param, np_param, timing_params
+from perfatlas.errors import UserError
+from perfatlas.machine import Machine
+
+
+@register
+class CommHotspot(MpiBenchmark):
+    name = "comm.hotspot"
+    summary = "MPI bandwidth per sender when k = 1 .. max_senders ranks send to rank 0 at once"
+    executable = "pa-comm-hotspot"
+    metrics = {"bandwidth_per_sender_Bps": "byte/s", "aggregate_bandwidth_Bps": "byte/s"}
+    needs = "a hotspot needs a receiver and at least one sender"
+    label_keys = ("np", "senders", "max_senders", "bytes")
+    params = (
+        np_param(),
+        message_param("bytes", 2**20, "message size", 1),
+        int_param("max_senders", 0, "largest number of senders k (0: np-1)", minimum=0),
+        int_param("window", 16, "nonblocking sends in flight per sender and iteration"),
+        message_param("receive_bytes", 16 * 2**20, "at most this much receive space at rank 0", 1),
+        *timing_params(time_limit=2.0),
+    )
+
+    def check(self, params: dict[str, Any], machine: Machine) -> None:
+        super().check(params, machine)
+        senders = params["max_senders"]
+        if senders >= params["np"]:
+            raise UserError(
+                f"{self.name}: max_senders={senders} needs np of at least {senders + 1} (rank 0 "
+                f"receives from ranks 1 .. {senders}), but np={params['np']}"
+            )
+
+    def label(self, params: dict[str, Any]) -> str:
+        if "senders" in params:  # a document: k, not the maximum
+            params = {k: v for k, v in params.items() if k != "max_senders"}
+        return super().label(params)

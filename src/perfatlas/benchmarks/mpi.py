@@ -1,0 +1,156 @@
+"""What the MPI benchmarks (comm.*) share: the np parameter, the mpirun launcher, timing
+parameters, a clear sentence when MPI is missing, and short labels.
+
+The native executables (native/comm/) take the same key=value words as these classes, except
+`np`, which goes to the launcher; each document they write carries `np` (MPI_Comm_size) and the
+placement every rank reported (placement.ranks).
+"""
+
+from __future__ import annotations
+
+import shutil
+from typing import Any, ClassVar
+
+from perfatlas.benchmarks.base import (
+    Benchmark,
+    Param,
+    duration_param,
+    int_param,
+    size_param,
+)
+from perfatlas.errors import UserError
+from perfatlas.launchers import MPI_MISSING, launch_options
+from perfatlas.machine import Machine
+from perfatlas.native import bin_dir
+from perfatlas.units import format_size
+
+RANKS_PER_PU_WITHOUT_HOSTS = 8  # beyond this on one host, np is surely a typo
+
+
+def np_param(default: int = 2) -> Param:
+    return Param(
+        "np",
+        _parse_np,
+        default,
+        "MPI ranks (mpirun -np); 'all': one per PU of this host (at least 2)",
+        minimum=1,
+        maximum=100000,
+    )
+
+
+def _parse_np(text: str) -> int | str:
+    if text == "all":
+        return "all"
+    try:
+        return int(text)
+    except ValueError:
+        raise UserError(f"np='{text}' is not a whole number (or 'all')") from None
+
+
+def timing_params(
+    samples: int = 11, min_sample_time: float = 1e-3, time_limit: float = 2.0
+) -> tuple[Param, ...]:
+    """Warm-up, samples (batches of iterations), their shortest duration, and the time bound."""
+    return (
+        int_param("warmup", 10, "untimed iterations before calibration", minimum=0),
+        int_param("samples", samples, "timed samples (batches of iterations)", maximum=100000),
+        duration_param(
+            "min_sample_time", min_sample_time, "a sample lasts at least this long", minimum=0
+        ),
+        duration_param(
+            "time_limit",
+            time_limit,
+            "stop sampling one measurement after this long (at least 3 samples)",
+            minimum=0,
+        ),
+    )
+
+
+def message_param(name: str, default: int, help: str, minimum: int = 0) -> Param:
+    return size_param(name, default, help, minimum=minimum)
+
+
+SIZE_KEYS = {
+    "bytes",
+    "min_bytes",
+    "max_bytes",
+    "latency_bytes",
+    "bandwidth_bytes",
+    "window_bytes",
+    "receive_bytes",
+}
+HIDDEN_KEYS = {"warmup", "samples", "min_sample_time", "time_limit"}
+
+
+class MpiBenchmark(Benchmark):
+    """A benchmark of MPI ranks started by the mpirun launcher."""
+
+    launcher = "mpirun"
+    min_np: ClassVar[int] = 2
+    needs: ClassVar[str] = "it needs two ranks"  # why min_np, for the error sentence
+    # keys the short label shows; the sweep keys only where a document has no `bytes` of its own
+    label_keys: ClassVar[tuple[str, ...]] = ("np",)
+    sweep_keys: ClassVar[tuple[str, ...]] = ()
+    fixed_args: ClassVar[tuple[str, ...]] = ()  # words the executable always gets (op=barrier)
+
+    def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
+        raw = dict(raw)
+        if raw.get("np") == "all":
+            raw["np"] = str(self.all_ranks(machine))
+        params = super().resolve(raw, machine)
+        if params["np"] == "all":
+            params["np"] = self.all_ranks(machine)
+        return params
+
+    def all_ranks(self, machine: Machine) -> int:
+        """np=all: one rank per PU of this host, but at least what the benchmark needs."""
+        return max(self.min_np, len(machine.pus))
+
+    def check(self, params: dict[str, Any], machine: Machine) -> None:
+        np_ = params["np"] if params["np"] != "all" else len(machine.pus)
+        if np_ < self.min_np:
+            raise UserError(
+                f"{self.name}: np={np_} is too few: {self.needs} (launch with np={self.min_np} "
+                "or more)"
+            )
+        options = launch_options()
+        names_hosts = options.hostfile or any(
+            word in ("--hostfile", "-hostfile", "--host", "-H", "-f", "--machinefile")
+            for word in options.mpirun_args
+        )
+        limit = RANKS_PER_PU_WITHOUT_HOSTS * len(machine.pus)
+        if not names_hosts and np_ > limit:
+            raise UserError(
+                f"{self.name}: np={np_} would put {np_ / len(machine.pus):.0f} ranks on each of "
+                f"this host's {len(machine.pus)} PUs; give a hostfile (--hostfile, or hosts in "
+                "--mpirun-args) or fewer ranks"
+            )
+
+    def native_args(self, params: dict[str, Any], machine: Machine) -> list[str]:
+        words = [f"{key}={value}" for key, value in params.items() if key != "np"]
+        return [*self.fixed_args, *words]
+
+    def run(self, params: dict[str, Any], machine: Machine) -> list[dict]:
+        if shutil.which("mpirun") is None:
+            raise UserError(f"{MPI_MISSING}: no mpirun on PATH")
+        if not (bin_dir() / self.executable).is_file():
+            raise UserError(
+                f"{MPI_MISSING}: perfatlas was built without MPI, so {self.executable} does not "
+                "exist; install them and rebuild with 'make install'"
+            )
+        return super().run(params, machine)
+
+    def label(self, params: dict[str, Any]) -> str:
+        shown = []
+        for key in self.label_keys:
+            if key not in params or params[key] is None:
+                continue
+            if key in self.sweep_keys and "bytes" in params and key != "bytes":
+                continue
+            value = params[key]
+            if key in SIZE_KEYS:
+                value = format_size(value)
+            elif key == "pair":
+                value = "↔".join(str(r) for r in value)
+            shown.append(f"{key}={value}")
+        return " ".join(shown)

@@ -1,0 +1,270 @@
+"""Launchers, registered by name (ReFrame style): how a native executable is started.
+
+`local` runs the executable as a plain process. `mpirun` starts `np` ranks through the MPI
+library's launcher (Open MPI by default, MPICH's hydra also), with a hostfile and extra arguments
+passed through untouched (`--mpirun-args "..."` on the command line, or $PERFATLAS_MPIRUN_ARGS).
+A `slurm` launcher (srun/sbatch) will implement the same interface. Every launch records which
+launcher ran it, the exact command line, and what the launcher added on its own initiative
+(oversubscription, running as root), so a result says how it was obtained.
+
+Rank placement is never taken from what was asked here: the MPI executables read it back from
+the ranks themselves (native/comm/comm.h).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+from perfatlas.errors import UserError
+
+MPI_MISSING = "MPI is missing: install openmpi-bin libopenmpi-dev (or mpich)"
+# Arguments with which a user names hosts: then np and slots are the user's business.
+_HOST_ARGUMENTS = {
+    "--hostfile",
+    "-hostfile",
+    "--machinefile",
+    "-machinefile",
+    "--default-hostfile",
+    "--host",
+    "-host",
+    "-H",
+    "-f",
+    "-hosts",
+}
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    """What the user says about launching: extra mpirun arguments and a hostfile."""
+
+    mpirun_args: tuple[str, ...] = ()
+    hostfile: str | None = None
+
+    @classmethod
+    def from_environment(cls) -> LaunchOptions:
+        return cls.parse(
+            os.environ.get("PERFATLAS_MPIRUN_ARGS"), os.environ.get("PERFATLAS_HOSTFILE")
+        )
+
+    @classmethod
+    def parse(cls, mpirun_args: str | None, hostfile: str | None) -> LaunchOptions:
+        try:
+            words = tuple(shlex.split(mpirun_args or ""))
+        except ValueError as error:
+            raise UserError(f"--mpirun-args '{mpirun_args}' cannot be split: {error}") from None
+        if hostfile and not Path(hostfile).is_file():
+            raise UserError(f"hostfile {hostfile} does not exist")
+        return cls(words, hostfile or None)
+
+
+_OPTIONS: ContextVar[LaunchOptions | None] = ContextVar("perfatlas_launch_options", default=None)
+
+
+def launch_options() -> LaunchOptions:
+    """The options in force: those the CLI set (using), else the environment's."""
+    return _OPTIONS.get() or LaunchOptions.from_environment()
+
+
+@contextmanager
+def using(options: LaunchOptions) -> Iterator[None]:
+    token = _OPTIONS.set(options)
+    try:
+        yield
+    finally:
+        _OPTIONS.reset(token)
+
+
+@dataclass
+class Launch:
+    """One prepared launch: the exact argv, environment additions, and why they were added."""
+
+    launcher: str
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    mpi: str | None = None
+
+    def record(self) -> dict[str, Any]:
+        """What every result document carries as "launch" (docs/contract.md)."""
+        record: dict[str, Any] = {
+            "launcher": self.launcher,
+            "command": shlex.join(self.argv),
+            "env": dict(self.env),
+            "notes": list(self.notes),
+        }
+        if self.mpi:
+            record["mpi"] = self.mpi
+        return record
+
+
+class Launcher:
+    """Prepares the command that runs an executable, and explains its failures in a sentence."""
+
+    name: ClassVar[str]
+
+    def prepare(
+        self,
+        executable: Path,
+        args: list[str],
+        params: dict[str, Any],
+        machine: Any,
+        options: LaunchOptions,
+    ) -> Launch:
+        raise NotImplementedError
+
+    def failure(self, launch: Launch, program: str, returncode: int, stderr: str) -> str:
+        """One sentence: what went wrong (the program's own message when it left one)."""
+        own = _own_message(program, stderr)
+        if own:
+            return own
+        lines = [line for line in stderr.strip().splitlines() if line.strip()]
+        return lines[-1] if lines else f"{program} exited with status {returncode}"
+
+
+_LAUNCHERS: dict[str, Launcher] = {}
+
+
+def register_launcher(cls: type[Launcher]) -> type[Launcher]:
+    _LAUNCHERS[cls.name] = cls()
+    return cls
+
+
+def get_launcher(name: str) -> Launcher:
+    if name not in _LAUNCHERS:
+        raise UserError(f"unknown launcher '{name}'; known: {', '.join(sorted(_LAUNCHERS))}")
+    return _LAUNCHERS[name]
+
+
+def _own_message(program: str, stderr: str) -> str | None:
+    """The last line the native program wrote itself ('pa-comm-x: ...'), if any."""
+    own = [line.strip() for line in stderr.splitlines() if line.strip().startswith(f"{program}:")]
+    return own[-1] if own else None
+
+
+@register_launcher
+class LocalLauncher(Launcher):
+    name = "local"
+
+    def prepare(self, executable, args, params, machine, options) -> Launch:
+        return Launch(self.name, [str(executable), *args])
+
+
+# -- mpirun -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MpiFlavour:
+    family: str  # "openmpi", "mpich" or "unknown"
+    version: str  # the first line of `mpirun --version`
+
+
+@lru_cache(maxsize=8)
+def detect_flavour(mpirun: str) -> MpiFlavour:
+    """Open MPI or MPICH (hydra), from `mpirun --version`."""
+    try:
+        done = subprocess.run([mpirun, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise UserError(f"{mpirun} --version failed ({error}); {MPI_MISSING}") from None
+    text = (done.stdout + done.stderr).strip()
+    first = text.splitlines()[0] if text else mpirun
+    if "Open MPI" in text or "OpenRTE" in text:
+        return MpiFlavour("openmpi", first)
+    if "HYDRA" in text or "MPICH" in text or "Intel(R) MPI" in text:
+        return MpiFlavour("mpich", first)
+    return MpiFlavour("unknown", first)
+
+
+_SIGNAL = re.compile(
+    r"process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+) \(([^)]*)\)"
+)
+_NONZERO = re.compile(r"process rank (\d+) with PID \d+ on node (\S+) exited with.*status (\d+)")
+
+
+@register_launcher
+class MpirunLauncher(Launcher):
+    name = "mpirun"
+
+    def prepare(self, executable, args, params, machine, options) -> Launch:
+        mpirun = shutil.which("mpirun")
+        if mpirun is None:
+            raise UserError(f"{MPI_MISSING}: no mpirun on PATH")
+        # Open MPI derives its prefix from the directory it was started from: /bin/mpirun (a
+        # merged-/usr symlink) would point it at / ; the real directory keeps it right.
+        mpirun = os.path.join(os.path.realpath(os.path.dirname(mpirun)), os.path.basename(mpirun))
+        flavour = detect_flavour(mpirun)
+        np_ = int(params["np"])
+        extra = list(options.mpirun_args)
+        argv = [mpirun, "-n" if flavour.family == "mpich" else "-np", str(np_)]
+        launch = Launch(self.name, argv, mpi=flavour.version)
+        if options.hostfile:
+            argv += ["-f" if flavour.family == "mpich" else "--hostfile", options.hostfile]
+        if flavour.family == "openmpi":
+            self._openmpi(launch, np_, extra, options, machine)
+        argv += [*extra, str(executable), *args]
+        return launch
+
+    @staticmethod
+    def _openmpi(launch: Launch, np_: int, extra: list[str], options, machine) -> None:
+        if os.geteuid() == 0 and "--allow-run-as-root" not in extra:
+            launch.argv.append("--allow-run-as-root")
+            launch.notes.append("running as root: added --allow-run-as-root (Open MPI)")
+        names_hosts = options.hostfile or any(
+            word.split("=")[0] in _HOST_ARGUMENTS for word in extra
+        )
+        already = "--oversubscribe" in extra or any("OVERSUBSCRIBE" in word for word in extra)
+        cores = int((machine.topology or {}).get("cores") or len(machine.pus))
+        if np_ > cores and not names_hosts and not already:
+            launch.argv.append("--oversubscribe")
+            launch.notes.append(
+                f"np={np_} exceeds the {cores} cores of this host (Open MPI's default slots): "
+                "added --oversubscribe, so Open MPI binds no rank and ranks time-share cores"
+            )
+
+    def failure(self, launch: Launch, program: str, returncode: int, stderr: str) -> str:
+        own = _own_message(program, stderr)
+        if own:
+            return own
+        crash = _SIGNAL.search(stderr)
+        if crash:
+            rank, node, number, name = crash.groups()
+            return (
+                f"rank {rank} of {program} crashed on host {node} (signal {number}, {name}); "
+                f"mpirun stopped the job: {launch.record()['command']}"
+            )
+        if returncode > 128 and "non-zero exit code" in stderr:  # mpirun relays a rank's signal
+            number = returncode - 128
+            try:
+                name = signal.Signals(number).name
+            except ValueError:
+                name = "unknown signal"
+            return (
+                f"a rank of {program} crashed (signal {number}, {name}); mpirun stopped the job "
+                f"(exit status {returncode}): {launch.record()['command']}"
+            )
+        died = _NONZERO.search(stderr)
+        if died:
+            rank, node, status = died.groups()
+            return f"rank {rank} of {program} exited with status {status} on host {node}"
+        return f"mpirun failed (exit status {returncode}): {_useful_tail(stderr)}"
+
+
+def _useful_tail(stderr: str, limit: int = 400) -> str:
+    """mpirun's explanation without its banners: the meaningful lines, joined into one."""
+    lines = [
+        line.strip()
+        for line in stderr.splitlines()
+        if line.strip() and not set(line.strip()) <= set("-*=")
+    ]
+    lines = [line for line in lines if "plm:rsh: Warning: setpgid" not in line]
+    text = " ".join(lines[:4]) or "it printed nothing"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

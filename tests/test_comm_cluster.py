@@ -1,0 +1,112 @@
+"""Several hosts on this one machine (network namespaces, ../shared/tools/netns-cluster): the
+inter-node label comes from the ranks' host names, a planted slow link (a throttled host) is
+flagged by the anomaly detection, and Open MPI's default binding — every host's first rank on
+core 0 of the same machine — is reported with its fix."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from perfatlas.comm_analysis import find_anomalies
+from perfatlas.store import Store
+
+TOOL = Path(
+    os.environ.get(
+        "PERFATLAS_NETNS_CLUSTER",
+        Path(__file__).resolve().parents[2] / "shared" / "tools" / "netns-cluster",
+    )
+)
+FAST = ["samples=9", "min_sample_time=1ms", "time_limit=1s", "warmup=20"]
+
+
+def namespaces_unavailable() -> str | None:
+    """Why hosts cannot be made here, or None (tried for real, not guessed)."""
+    if not TOOL.is_file():
+        return f"{TOOL} is not here"
+    if os.geteuid() != 0:
+        return "network namespaces need root"
+    probe = subprocess.run(["ip", "netns", "add", "pa-probe"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return f"network namespaces cannot be created here: {probe.stderr.strip()}"
+    subprocess.run(["ip", "netns", "del", "pa-probe"], capture_output=True)
+    return None
+
+
+def remove_stray_links() -> None:
+    """Host ends of veth pairs that outlived their namespace (a run that was killed)."""
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    for name in re.findall(r"^\d+: (pa\d+-b)@", links, re.MULTILINE):
+        subprocess.run(["ip", "link", "del", name], capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """Four hosts pa1..pa4; pa3's link throttled to 200 Mbit/s; the mpirun arguments.
+
+    The hosts are global (namespaces pa1..pa4): a lock keeps two test runs from tearing down
+    each other's cluster; every mpirun is bounded by PERFATLAS_LAUNCH_TIMEOUT."""
+    why = namespaces_unavailable()
+    if why:
+        pytest.skip(why)
+    folder = tmp_path_factory.mktemp("cluster")
+    with open("/tmp/perfatlas-netns-cluster.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            remove_stray_links()
+            up = subprocess.run(
+                [str(TOOL), "up", "4", str(folder)], capture_output=True, text=True, timeout=120
+            )
+            assert up.returncode == 0, up.stderr
+            subprocess.run([str(TOOL), "throttle", "pa3", "200mbit"], check=True, timeout=60)
+            os.environ["PERFATLAS_LAUNCH_TIMEOUT"] = "120"
+            yield shlex.split((folder / "mpirun-args").read_text())
+        finally:
+            os.environ.pop("PERFATLAS_LAUNCH_TIMEOUT", None)
+            subprocess.run([str(TOOL), "down", str(folder)], capture_output=True, timeout=120)
+            remove_stray_links()
+
+
+def stored(cli) -> list:
+    store = Store(cli.db)
+    return store.results(store.resolve_run("last"))
+
+
+def test_hosts_are_labelled_inter_node_and_the_slow_link_is_flagged(cli, cluster):
+    args = shlex.join([*cluster, "--map-by", "node"])
+    result = cli(
+        "measure", "comm.distance", "np=4", "bandwidth_bytes=64KiB", "window=8", *FAST,
+        "--mpirun-args", args,
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    results = stored(cli)
+    hosts = [r["host"] for r in results[0].document["placement"]["ranks"]]
+    assert hosts == ["pa1", "pa2", "pa3", "pa4"]  # read back from the ranks
+    assert {r.document["placement"]["link"] for r in results} == {"inter-node"}
+    report = find_anomalies(results)
+    slow = [a for a in report.anomalies if a.metric == "bandwidth_Bps"]
+    assert [a.subject for a in slow] == ["rank 2"] and slow[0].worse, report.anomalies
+    assert slow[0].hosts == ("pa1", "pa3") and slow[0].relative < -0.5
+    assert "pa3" in [s.host for s in report.suspects]
+
+
+def test_every_host_binding_its_rank_to_core_0_is_reported_with_the_fix(cli, cluster):
+    bound = [word for word in cluster if word not in ("--bind-to", "none")]  # Open MPI default
+    result = cli(
+        "measure", "comm.pingpong", "np=2", "max_bytes=8", *FAST,
+        "--mpirun-args", shlex.join([*bound, "--map-by", "node"]),
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    results = stored(cli)
+    ranks = results[0].document["placement"]["ranks"]
+    assert [r["host"] for r in ranks] == ["pa1", "pa2"]
+    if ranks[0]["cpus_allowed"] != ranks[1]["cpus_allowed"] or "," in ranks[0]["cpus_allowed"]:
+        pytest.skip(f"this Open MPI did not bind both ranks to one core: {ranks}")
+    warnings = [w for r in results for w in r.warnings if w.startswith("ranks share a core")]
+    assert warnings and "--bind-to none" in warnings[0] and "pa1, pa2" in warnings[0]
