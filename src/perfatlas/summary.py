@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-from rich.console import Console
 from rich.table import Table
 
 from perfatlas.comm_summary import comm_tables
@@ -24,8 +23,8 @@ from perfatlas.report.memory import (
 from perfatlas.report.noise import noise_measurements
 from perfatlas.store import Result, Store
 from perfatlas.units import format_cpu_list, format_size
+from perfatlas.views import console
 
-console = Console()
 GB = 1e9
 
 
