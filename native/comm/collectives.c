@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "comm.h"
-#include "result.h"
 #include "timer.h"
 
 static const pa_param params[] = {
@@ -87,30 +86,20 @@ static void write_document(pa_json *json, const pa_args *args, const pa_world *w
     for (int r = 0; r < processes; r++)
         involved[r] = r;
     pa_comm_doc_begin(json, barrier ? "comm.barrier" : "comm.allreduce", args, world);
-    pa_json_key(json, "processes");
-    pa_json_int(json, processes);
-    pa_json_key(json, "bytes");
-    pa_json_int(json, (long long)bytes);
+    pa_json_key_int(json, "processes", processes);
+    pa_json_key_int(json, "bytes", (long long)bytes);
     pa_comm_doc_context(json, world, involved, processes);
     pa_metric metric = {"latency_ns", "ns", latency, n};
     pa_comm_doc_samples(json, &metric, 1, seconds, n);
     pa_json_key(json, "derived");
     pa_json_begin_object(json);
-    pa_json_key(json, "samples_layout");
-    pa_json_string(json, "rank-major: sample r*n+i is rank r's mean time per call in its sample "
-                         "i (n samples per rank, ranks 0 .. processes-1)");
-    pa_json_key(json, "samples_per_rank");
-    pa_json_int(json, count);
-    pa_json_key(json, "elements");
-    pa_json_int(json, barrier ? 0 : (long long)(bytes / 8));
-    pa_json_key(json, "datatype");
-    pa_json_string(json, barrier ? "none" : "MPI_DOUBLE, MPI_SUM");
-    pa_comm_timing_json(json, timing, series);
-    pa_histogram_json(json, histogram, 1.0);
-    pa_json_key(json, "verified");
-    pa_json_bool(json, 1);
-    pa_json_end_object(json);
-    pa_result_end(json);
+    pa_json_key_string(json, "samples_layout",
+                       "rank-major: sample r*n+i is rank r's mean time per call in its sample "
+                       "i (n samples per rank, ranks 0 .. processes-1)");
+    pa_json_key_int(json, "samples_per_rank", count);
+    pa_json_key_int(json, "elements", barrier ? 0 : (long long)(bytes / 8));
+    pa_json_key_string(json, "datatype", barrier ? "none" : "MPI_DOUBLE, MPI_SUM");
+    pa_comm_doc_end(json, timing, series, histogram);
     free(latency);
     free(involved);
 }
@@ -149,10 +138,7 @@ int main(int argc, char **argv)
     c.send = pa_comm_alloc(barrier ? 8 : max_bytes);
     c.recv = pa_comm_alloc(barrier ? 8 : max_bytes);
     pa_json json;
-    if (world.rank == 0) {
-        pa_json_init(&json, pa_args_output(&args));
-        pa_json_begin_array(&json);
-    }
+    pa_comm_docs_begin(&json, &world, &args);
     for (int p = 0; p < ncounts; p++) {
         c.comm = pa_comm_of(&world, ranks, counts[p]);
         for (int s = 0; s < nsizes; s++) {
@@ -186,10 +172,5 @@ int main(int argc, char **argv)
     free(c.recv);
     free(counts);
     free(ranks);
-    int failed = 0;
-    if (world.rank == 0) {
-        pa_json_end_array(&json);
-        failed = pa_json_finish(&json);
-    }
-    return pa_comm_finish(&world, failed);
+    return pa_comm_docs_finish(&json, &world);
 }

@@ -85,6 +85,24 @@ int pa_comm_finish(pa_world *world, int write_failed)
     return write_failed ? 2 : 0;
 }
 
+void pa_comm_docs_begin(pa_json *json, const pa_world *world, const pa_args *args)
+{
+    if (world->rank == 0) {
+        pa_json_init(json, pa_args_output(args));
+        pa_json_begin_array(json);
+    }
+}
+
+int pa_comm_docs_finish(pa_json *json, pa_world *world)
+{
+    int failed = 0;
+    if (world->rank == 0) {
+        pa_json_end_array(json);
+        failed = pa_json_finish(json);
+    }
+    return pa_comm_finish(world, failed);
+}
+
 void pa_comm_require(const pa_world *world, int ok, const char *format, ...)
 {
     if (ok)
@@ -92,9 +110,7 @@ void pa_comm_require(const pa_world *world, int ok, const char *format, ...)
     if (world->rank == 0) {
         va_list ap;
         va_start(ap, format);
-        fprintf(stderr, "%s: ", pa_program);
-        vfprintf(stderr, format, ap);
-        fputc('\n', stderr);
+        pa_vmessage(format, ap);
         va_end(ap);
     }
     MPI_Finalize();
@@ -105,9 +121,7 @@ void pa_comm_wrong(const char *format, ...)
 {
     va_list ap;
     va_start(ap, format);
-    fprintf(stderr, "%s: ", pa_program);
-    vfprintf(stderr, format, ap);
-    fputc('\n', stderr);
+    pa_vmessage(format, ap);
     va_end(ap);
     fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 3);
@@ -201,25 +215,20 @@ void pa_histogram_json(pa_json *json, const pa_histogram *histogram, double scal
         last--;
     pa_json_key(json, "iteration_histogram");
     pa_json_begin_object(json);
-    pa_json_key(json, "iterations");
-    pa_json_int(json, total);
-    pa_json_key(json, "bins_per_doubling");
-    pa_json_int(json, PA_HIST_PER_DOUBLING);
-    pa_json_key(json, "scale");
-    pa_json_double(json, scale);
-    pa_json_key(json, "first_bin_lower_ns"); /* bin b covers [2^(b/k), 2^((b+1)/k)) ns * scale */
-    pa_json_double(json, pow(2.0, (double)first / PA_HIST_PER_DOUBLING) * scale);
-    pa_json_key(json, "first_bin");
-    pa_json_int(json, first);
+    pa_json_key_int(json, "iterations", total);
+    pa_json_key_int(json, "bins_per_doubling", PA_HIST_PER_DOUBLING);
+    pa_json_key_double(json, "scale", scale);
+    /* bin b covers [2^(b/k), 2^((b+1)/k)) ns * scale */
+    pa_json_key_double(json, "first_bin_lower_ns",
+                       pow(2.0, (double)first / PA_HIST_PER_DOUBLING) * scale);
+    pa_json_key_int(json, "first_bin", first);
     pa_json_key(json, "counts");
     pa_json_begin_array(json);
     for (int b = first; b <= last && total; b++)
         pa_json_int(json, histogram->counts[b]);
     pa_json_end_array(json);
-    pa_json_key(json, "min_ns");
-    pa_json_double(json, total ? histogram->min_seconds * 1e9 * scale : NAN);
-    pa_json_key(json, "max_ns");
-    pa_json_double(json, total ? histogram->max_seconds * 1e9 * scale : NAN);
+    pa_json_key_double(json, "min_ns", total ? histogram->min_seconds * 1e9 * scale : NAN);
+    pa_json_key_double(json, "max_ns", total ? histogram->max_seconds * 1e9 * scale : NAN);
     pa_json_end_object(json);
 }
 
@@ -350,26 +359,19 @@ void pa_comm_doc_begin(pa_json *json, const char *benchmark, const pa_args *args
                        const pa_world *world)
 {
     pa_result_begin(json, benchmark, args);
-    pa_json_key(json, "np");
-    pa_json_int(json, world->size);
+    pa_json_key_int(json, "np", world->size);
 }
 
 static void rank_json(pa_json *json, const pa_world *world, int r)
 {
     const pa_rank_info *info = &world->ranks[r];
     pa_json_begin_object(json);
-    pa_json_key(json, "rank");
-    pa_json_int(json, r);
-    pa_json_key(json, "host");
-    pa_json_string(json, info->host);
-    pa_json_key(json, "cpus_allowed");
-    pa_json_string(json, info->cpus_allowed);
-    pa_json_key(json, "cpu");
-    pa_json_int(json, info->cpu);
-    pa_json_key(json, "pid");
-    pa_json_int(json, info->pid);
-    pa_json_key(json, "boot_id");
-    pa_json_string(json, info->boot_id);
+    pa_json_key_int(json, "rank", r);
+    pa_json_key_string(json, "host", info->host);
+    pa_json_key_string(json, "cpus_allowed", info->cpus_allowed);
+    pa_json_key_int(json, "cpu", info->cpu);
+    pa_json_key_int(json, "pid", info->pid);
+    pa_json_key_string(json, "boot_id", info->boot_id);
     pa_json_end_object(json);
 }
 
@@ -383,8 +385,7 @@ void pa_comm_doc_context(pa_json *json, const pa_world *world, const int *involv
     for (int r = 0; r < world->size; r++)
         rank_json(json, world, r);
     pa_json_end_array(json);
-    pa_json_key(json, "hosts");
-    pa_json_int(json, world->hosts);
+    pa_json_key_int(json, "hosts", world->hosts);
     pa_json_key(json, "involved");
     pa_json_begin_array(json);
     for (int i = 0; i < n; i++)
@@ -395,8 +396,7 @@ void pa_comm_doc_context(pa_json *json, const pa_world *world, const int *involv
         pa_json_string(json, pa_link_of(world, involved, n));
     else
         pa_json_null(json);
-    pa_json_key(json, "mpi_library");
-    pa_json_string(json, world->library);
+    pa_json_key_string(json, "mpi_library", world->library);
     pa_json_end_object(json);
     pa_timer_json(json);
 }
@@ -414,8 +414,7 @@ void pa_comm_doc_samples(pa_json *json, const pa_metric *metrics, int nmetrics,
     pa_json_key(json, "units");
     pa_json_begin_object(json);
     for (int m = 0; m < nmetrics; m++) {
-        pa_json_key(json, metrics[m].name);
-        pa_json_string(json, metrics[m].unit);
+        pa_json_key_string(json, metrics[m].name, metrics[m].unit);
     }
     pa_json_end_object(json);
     pa_json_key(json, "sample_seconds");
@@ -424,16 +423,21 @@ void pa_comm_doc_samples(pa_json *json, const pa_metric *metrics, int nmetrics,
 
 void pa_comm_timing_json(pa_json *json, const pa_timing *timing, const pa_series *series)
 {
-    pa_json_key(json, "iterations_per_sample");
-    pa_json_int(json, series->iterations);
-    pa_json_key(json, "samples_requested");
-    pa_json_int(json, series->requested);
-    pa_json_key(json, "samples_taken");
-    pa_json_int(json, series->count);
-    pa_json_key(json, "time_limit_s");
-    pa_json_double(json, timing->time_limit);
-    pa_json_key(json, "warmup_iterations");
-    pa_json_int(json, timing->warmup);
+    pa_json_key_int(json, "iterations_per_sample", series->iterations);
+    pa_json_key_int(json, "samples_requested", series->requested);
+    pa_json_key_int(json, "samples_taken", series->count);
+    pa_json_key_double(json, "time_limit_s", timing->time_limit);
+    pa_json_key_int(json, "warmup_iterations", timing->warmup);
+}
+
+void pa_comm_doc_end(pa_json *json, const pa_timing *timing, const pa_series *series,
+                     const pa_histogram *histogram)
+{
+    pa_comm_timing_json(json, timing, series);
+    pa_histogram_json(json, histogram, 1.0);
+    pa_json_key_bool(json, "verified", 1);
+    pa_json_end_object(json);
+    pa_result_end(json);
 }
 
 void *pa_comm_alloc(size_t bytes)

@@ -36,6 +36,10 @@ typedef struct {
 void pa_comm_start(int *argc, char ***argv, pa_world *world);
 /* MPI_Finalize; returns the exit status (0, or 2 when rank 0 could not write its JSON). */
 int pa_comm_finish(pa_world *world, int write_failed);
+/* Rank 0 opens the output's array of documents. */
+void pa_comm_docs_begin(pa_json *json, const pa_world *world, const pa_args *args);
+/* Rank 0 closes that array; then pa_comm_finish. */
+int pa_comm_docs_finish(pa_json *json, pa_world *world);
 
 /* A condition every rank evaluates alike (np parity, ...): when false, rank 0 prints one sentence,
  * every rank finalizes, and the program exits with status 2. */
@@ -144,6 +148,10 @@ void pa_comm_doc_samples(pa_json *json, const pa_metric *metrics, int nmetrics,
 /* Keys of "derived" every timed comm result carries: iterations_per_sample, samples_requested,
  * samples_taken, time_limit_s, warmup_iterations. */
 void pa_comm_timing_json(pa_json *json, const pa_timing *timing, const pa_series *series);
+/* The end of a verified timed result: its timing keys, the histogram (unscaled) and "verified"
+ * close "derived"; then pa_result_end. */
+void pa_comm_doc_end(pa_json *json, const pa_timing *timing, const pa_series *series,
+                     const pa_histogram *histogram);
 
 /* Buffers of the message-passing kernels: page-aligned, first-touched by the calling rank. */
 void *pa_comm_alloc(size_t bytes);

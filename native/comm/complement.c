@@ -13,12 +13,8 @@
 #include "result.h"
 
 static const pa_param params[] = {
-    {"latency_bytes", PA_SIZE, "8", "message size of the latency ping-pong", NULL, 0, 0x1p30},
-    {"bandwidth_bytes", PA_SIZE, "1MiB", "message size of the bandwidth windows", NULL, 1, 0x1p30},
-    {"window", PA_INT, "64", "nonblocking sends in flight per bandwidth iteration", NULL, 1, 4096},
-    {"window_bytes", PA_SIZE, "4MiB",
-     "at most this many bytes in flight per pair (receive slots stay cache-sized)", NULL, 1,
-     0x1p34},
+    PA_P2P_PAIR_PARAMS(
+        "at most this many bytes in flight per pair (receive slots stay cache-sized)"),
     PA_COMM_TIMING_PARAMS("11", "1ms", "2s"),
 };
 
@@ -34,11 +30,8 @@ int main(int argc, char **argv)
                     "the complement pattern pairs rank i with rank np-1-i, so np must be even "
                     "(and at least 2), but np=%d",
                     world.size);
-    size_t latency_bytes = pa_arg_size(&args, "latency_bytes");
-    size_t bandwidth_bytes = pa_arg_size(&args, "bandwidth_bytes");
-    int window = pa_p2p_window(bandwidth_bytes, (int)pa_arg_int(&args, "window"),
-                               pa_arg_size(&args, "window_bytes"));
-    size_t largest = latency_bytes > bandwidth_bytes ? latency_bytes : bandwidth_bytes;
+    pa_p2p_pair sizes;
+    pa_p2p_pair_from_args(&sizes, &args);
     pa_timing timing;
     pa_timing_from_args(&timing, &args);
 
@@ -46,12 +39,8 @@ int main(int argc, char **argv)
     int low = world.rank < pairs ? world.rank : world.size - 1 - world.rank;
     MPI_Comm pair_comm; /* the lower rank is 0 in it, so it initiates */
     MPI_Comm_split(MPI_COMM_WORLD, low, world.rank, &pair_comm);
-    pa_p2p p2p;
-    pa_p2p_init(&p2p, pair_comm, largest, (size_t)window * bandwidth_bytes, window);
     pa_p2p_result mine;
-    pa_p2p_measure_latency(&p2p, MPI_COMM_WORLD, latency_bytes, 0, &timing, &mine);
-    pa_p2p_measure_bandwidth(&p2p, MPI_COMM_WORLD, bandwidth_bytes, window, 0, &timing, &mine);
-    pa_p2p_free(&p2p);
+    pa_p2p_measure_pair(&sizes, pair_comm, MPI_COMM_WORLD, &timing, &mine);
     MPI_Comm_free(&pair_comm);
 
     /* every initiator's result to rank 0, one pair at a time */
@@ -67,11 +56,9 @@ int main(int argc, char **argv)
     if (world.rank != 0)
         pa_p2p_result_free(&mine);
 
-    int failed = 0;
+    pa_json json;
+    pa_comm_docs_begin(&json, &world, &args);
     if (world.rank == 0) {
-        pa_json json;
-        pa_json_init(&json, pa_args_output(&args));
-        pa_json_begin_array(&json);
         for (int i = 0; i < pairs; i++) {
             int pair[2] = {i, world.size - 1 - i};
             pa_comm_doc_begin(&json, "comm.complement", &args, &world);
@@ -82,15 +69,12 @@ int main(int argc, char **argv)
             pa_json_end_array(&json);
             pa_comm_doc_context(&json, &world, pair, 2);
             pa_p2p_result_json(&json, &results[i]);
-            pa_json_key(&json, "concurrent_pairs");
-            pa_json_int(&json, pairs);
+            pa_json_key_int(&json, "concurrent_pairs", pairs);
             pa_json_end_object(&json);
             pa_result_end(&json);
             pa_p2p_result_free(&results[i]);
         }
-        pa_json_end_array(&json);
-        failed = pa_json_finish(&json);
         free(results);
     }
-    return pa_comm_finish(&world, failed);
+    return pa_comm_docs_finish(&json, &world);
 }

@@ -10,7 +10,6 @@
 
 #include "comm.h"
 #include "p2p.h"
-#include "result.h"
 #include "timer.h"
 
 static const pa_param params[] = {
@@ -112,8 +111,7 @@ static void write_document(pa_json *json, const pa_args *args, const pa_world *w
         involved[r] = r;
 
     pa_comm_doc_begin(json, "comm.hotspot", args, world);
-    pa_json_key(json, "senders");
-    pa_json_int(json, k);
+    pa_json_key_int(json, "senders", k);
     pa_comm_doc_context(json, world, involved, k + 1);
     pa_metric metrics[2] = {{"bandwidth_per_sender_Bps", "byte/s", per_sender, k * count},
                             {"aggregate_bandwidth_Bps", "byte/s", aggregate, count}};
@@ -132,21 +130,13 @@ static void write_document(pa_json *json, const pa_args *args, const pa_world *w
         pa_json_string(json, pa_link_of(world, pair, 2));
     }
     pa_json_end_array(json);
-    pa_json_key(json, "samples_layout");
-    pa_json_string(json, "bandwidth_per_sender_Bps is sender-major: sample s*n+i is sender "
-                         "sender_ranks[s] in sample i (n samples per sender)");
-    pa_json_key(json, "window");
-    pa_json_int(json, h->window);
-    pa_json_key(json, "bytes_per_sender_per_iteration");
-    pa_json_double(json, window_bytes);
-    pa_json_key(json, "bytes_per_iteration");
-    pa_json_double(json, k * window_bytes);
-    pa_comm_timing_json(json, timing, receiver);
-    pa_histogram_json(json, histogram, 1.0);
-    pa_json_key(json, "verified");
-    pa_json_bool(json, 1);
-    pa_json_end_object(json);
-    pa_result_end(json);
+    pa_json_key_string(json, "samples_layout",
+                       "bandwidth_per_sender_Bps is sender-major: sample s*n+i is sender "
+                       "sender_ranks[s] in sample i (n samples per sender)");
+    pa_json_key_int(json, "window", h->window);
+    pa_json_key_double(json, "bytes_per_sender_per_iteration", window_bytes);
+    pa_json_key_double(json, "bytes_per_iteration", k * window_bytes);
+    pa_comm_doc_end(json, timing, receiver, histogram);
     free(per_sender);
     free(aggregate);
     free(seconds);
@@ -183,10 +173,7 @@ int main(int argc, char **argv)
         h.buffer[i] = pattern(i, world.rank);
 
     pa_json json;
-    if (world.rank == 0) {
-        pa_json_init(&json, pa_args_output(&args));
-        pa_json_begin_array(&json);
-    }
+    pa_comm_docs_begin(&json, &world, &args);
     int *group = calloc((size_t)world.size, sizeof(int));
     for (int r = 0; r < world.size; r++)
         group[r] = r;
@@ -223,10 +210,5 @@ int main(int argc, char **argv)
     free(group);
     free(h.buffer);
     free(h.requests);
-    int failed = 0;
-    if (world.rank == 0) {
-        pa_json_end_array(&json);
-        failed = pa_json_finish(&json);
-    }
-    return pa_comm_finish(&world, failed);
+    return pa_comm_docs_finish(&json, &world);
 }

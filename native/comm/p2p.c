@@ -201,22 +201,15 @@ static void per_iteration(pa_json *json, const char *definition, size_t message,
                           int window)
 {
     pa_json_begin_object(json);
-    pa_json_key(json, "definition");
-    pa_json_string(json, definition);
-    pa_json_key(json, "message_bytes");
-    pa_json_int(json, (long long)message);
-    pa_json_key(json, "bytes_per_iteration");
-    pa_json_double(json, bytes);
+    pa_json_key_string(json, "definition", definition);
+    pa_json_key_int(json, "message_bytes", (long long)message);
+    pa_json_key_double(json, "bytes_per_iteration", bytes);
     if (window) {
-        pa_json_key(json, "window");
-        pa_json_int(json, window);
+        pa_json_key_int(json, "window", window);
     }
-    pa_json_key(json, "iterations_per_sample");
-    pa_json_int(json, series->iterations);
-    pa_json_key(json, "samples_requested");
-    pa_json_int(json, series->requested);
-    pa_json_key(json, "samples_taken");
-    pa_json_int(json, series->count);
+    pa_json_key_int(json, "iterations_per_sample", series->iterations);
+    pa_json_key_int(json, "samples_requested", series->requested);
+    pa_json_key_int(json, "samples_taken", series->count);
     pa_histogram_json(json, histogram, scale);
     pa_json_end_object(json);
 }
@@ -243,8 +236,7 @@ void pa_p2p_result_json(pa_json *json, const pa_p2p_result *r)
     pa_comm_doc_samples(json, metrics, r->has_bandwidth ? 2 : 1, seconds, n + m);
     pa_json_key(json, "derived");
     pa_json_begin_object(json);
-    pa_json_key(json, "direction");
-    pa_json_string(json, r->bidirectional ? "bi" : "uni");
+    pa_json_key_string(json, "direction", r->bidirectional ? "bi" : "uni");
     pa_json_key(json, "latency");
     per_iteration(json,
                   r->bidirectional
@@ -262,9 +254,28 @@ void pa_p2p_result_json(pa_json *json, const pa_p2p_result *r)
                       r->bandwidth_message, r->bandwidth_bytes, &r->bandwidth,
                       &r->bandwidth_histogram, 1.0, r->window);
     }
-    pa_json_key(json, "verified");
-    pa_json_bool(json, 1);
+    pa_json_key_bool(json, "verified", 1);
     free(latency);
     free(bandwidth);
     free(seconds);
+}
+
+void pa_p2p_pair_from_args(pa_p2p_pair *pair, const pa_args *args)
+{
+    pair->latency_bytes = pa_arg_size(args, "latency_bytes");
+    pair->bandwidth_bytes = pa_arg_size(args, "bandwidth_bytes");
+    pair->window = pa_p2p_window(pair->bandwidth_bytes, (int)pa_arg_int(args, "window"),
+                                 pa_arg_size(args, "window_bytes"));
+}
+
+void pa_p2p_measure_pair(const pa_p2p_pair *pair, MPI_Comm comm, MPI_Comm agree,
+                         const pa_timing *timing, pa_p2p_result *result)
+{
+    size_t largest = pair->latency_bytes > pair->bandwidth_bytes ? pair->latency_bytes
+                                                                 : pair->bandwidth_bytes;
+    pa_p2p p2p;
+    pa_p2p_init(&p2p, comm, largest, (size_t)pair->window * pair->bandwidth_bytes, pair->window);
+    pa_p2p_measure_latency(&p2p, agree, pair->latency_bytes, 0, timing, result);
+    pa_p2p_measure_bandwidth(&p2p, agree, pair->bandwidth_bytes, pair->window, 0, timing, result);
+    pa_p2p_free(&p2p);
 }

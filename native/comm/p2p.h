@@ -50,7 +50,6 @@ void pa_p2p_verify(const pa_p2p *p2p, int bandwidth, const char *what);
 double pa_p2p_latency_bytes(const pa_p2p *p2p);
 double pa_p2p_bandwidth_bytes(const pa_p2p *p2p);
 
-#endif
 
 /* What a pair measured: latency, and bandwidth when asked for (never for empty messages). */
 typedef struct {
@@ -78,3 +77,23 @@ void pa_p2p_result_to_root(pa_p2p_result *result, int from, int me);
  * "derived": {direction, latency: {...}, bandwidth: {...}, verified, ...  (left open: the caller
  * may add keys, then closes it with pa_json_end_object). */
 void pa_p2p_result_json(pa_json *json, const pa_p2p_result *result);
+
+/* The parameters of distance and complement: a latency and a bandwidth message size, the window
+ * and its byte bound. */
+#define PA_P2P_PAIR_PARAMS(window_bytes_help)                                                      \
+    {"latency_bytes", PA_SIZE, "8", "message size of the latency ping-pong", NULL, 0, 0x1p30},     \
+        {"bandwidth_bytes", PA_SIZE, "1MiB", "message size of the bandwidth windows", NULL, 1,     \
+         0x1p30},                                                                                  \
+        {"window", PA_INT, "64", "nonblocking sends in flight per bandwidth iteration", NULL, 1,   \
+         4096},                                                                                    \
+        {"window_bytes", PA_SIZE, "4MiB", window_bytes_help, NULL, 1, 0x1p34}
+typedef struct {
+    size_t latency_bytes, bandwidth_bytes;
+    int window; /* pa_p2p_window of window and window_bytes */
+} pa_p2p_pair;
+void pa_p2p_pair_from_args(pa_p2p_pair *pair, const pa_args *args);
+/* Latency, then bandwidth, of the pair `comm` (both ranks call it); `agree` as above. */
+void pa_p2p_measure_pair(const pa_p2p_pair *pair, MPI_Comm comm, MPI_Comm agree,
+                         const pa_timing *timing, pa_p2p_result *result);
+
+#endif

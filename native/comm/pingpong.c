@@ -67,10 +67,7 @@ int main(int argc, char **argv)
     int pair[2] = {0, peer};
     MPI_Comm comm = pa_comm_of(&world, pair, 2);
     pa_json json;
-    if (world.rank == 0) {
-        pa_json_init(&json, pa_args_output(&args));
-        pa_json_begin_array(&json);
-    }
+    pa_comm_docs_begin(&json, &world, &args);
     pa_p2p p2p;
     if (comm != MPI_COMM_NULL)
         pa_p2p_init(&p2p, comm, sizes[nsizes - 1],
@@ -84,8 +81,7 @@ int main(int argc, char **argv)
                                      &timing, &result);
         if (world.rank == 0) {
             pa_comm_doc_begin(&json, "comm.pingpong", &args, &world);
-            pa_json_key(&json, "bytes");
-            pa_json_int(&json, (long long)sizes[s]);
+            pa_json_key_int(&json, "bytes", (long long)sizes[s]);
             pa_comm_doc_context(&json, &world, pair, 2);
             pa_p2p_result_json(&json, &result);
             pa_json_end_object(&json); /* derived */
@@ -98,10 +94,5 @@ int main(int argc, char **argv)
         MPI_Comm_free(&comm);
     }
     pa_comm_join(MPI_COMM_WORLD);
-    int failed = 0;
-    if (world.rank == 0) {
-        pa_json_end_array(&json);
-        failed = pa_json_finish(&json);
-    }
-    return pa_comm_finish(&world, failed);
+    return pa_comm_docs_finish(&json, &world);
 }

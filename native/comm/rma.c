@@ -194,17 +194,12 @@ static void document_head(pa_json *json, const pa_args *args, const pa_world *wo
                           const rma_case *c, int t, int count)
 {
     pa_comm_doc_begin(json, "comm.rma", args, world);
-    pa_json_key(json, "case");
-    pa_json_string(json, c->name);
-    pa_json_key(json, "op");
-    pa_json_string(json, c->op);
+    pa_json_key_string(json, "case", c->name);
+    pa_json_key_string(json, "op", c->op);
     if (t >= 0) {
-        pa_json_key(json, "type");
-        pa_json_string(json, TYPES[t].name);
-        pa_json_key(json, "count");
-        pa_json_int(json, count);
-        pa_json_key(json, "bytes");
-        pa_json_int(json, (long long)count * TYPES[t].size);
+        pa_json_key_string(json, "type", TYPES[t].name);
+        pa_json_key_int(json, "count", count);
+        pa_json_key_int(json, "bytes", (long long)count * TYPES[t].size);
     }
     int involved[4], n = 0;
     for (int a = 0; a < c->naccessors; a++)
@@ -226,8 +221,7 @@ static void write_unmeasurable(pa_json *json, const pa_args *args, const pa_worl
     pa_result_not_measurable(json, c->why);
     pa_json_key(json, "units");
     pa_json_begin_object(json);
-    pa_json_key(json, "latency_ns");
-    pa_json_string(json, "ns");
+    pa_json_key_string(json, "latency_ns", "ns");
     pa_json_end_object(json);
     pa_result_end(json);
 }
@@ -258,27 +252,22 @@ static void write_measured(pa_json *json, const pa_args *args, const pa_world *w
     for (int a = 0; a < c->naccessors; a++)
         pa_json_int(json, c->targets[a]);
     pa_json_end_array(json);
-    pa_json_key(json, "samples_layout");
-    pa_json_string(json, "accessor-major: sample a*n+i is accessors[a] in its sample i");
-    pa_json_key(json, "definition");
-    pa_json_string(json, half < 1.0 ? "half the round trip of a store of k elements and a flag "
-                                      "into the other rank's segment, answered alike"
-                                    : "one operation followed by MPI_Win_flush");
-    pa_json_key(json, "element_bytes");
-    pa_json_int(json, TYPES[t].size);
+    pa_json_key_string(json, "samples_layout",
+                       "accessor-major: sample a*n+i is accessors[a] in its sample i");
+    pa_json_key_string(json, "definition",
+                       half < 1.0 ? "half the round trip of a store of k elements and a flag "
+                                    "into the other rank's segment, answered alike"
+                                  : "one operation followed by MPI_Win_flush");
+    pa_json_key_int(json, "element_bytes", TYPES[t].size);
     pa_comm_timing_json(json, timing, series);
     pa_histogram_json(json, histogram, half);
     pa_json_key(json, "check");
     pa_json_begin_object(json);
-    pa_json_key(json, "element");
-    pa_json_int(json, 0);
-    pa_json_key(json, "expected");
-    pa_json_double(json, expected);
-    pa_json_key(json, "found");
-    pa_json_double(json, checked);
+    pa_json_key_int(json, "element", 0);
+    pa_json_key_double(json, "expected", expected);
+    pa_json_key_double(json, "found", checked);
     pa_json_end_object(json);
-    pa_json_key(json, "verified");
-    pa_json_bool(json, 1);
+    pa_json_key_bool(json, "verified", 1);
     pa_json_end_object(json);
     pa_result_end(json);
     free(latency);
@@ -480,10 +469,7 @@ int main(int argc, char **argv)
     pa_timing timing;
     pa_timing_from_args(&timing, &args);
     pa_json json;
-    if (world.rank == 0) {
-        pa_json_init(&json, pa_args_output(&args));
-        pa_json_begin_array(&json);
-    }
+    pa_comm_docs_begin(&json, &world, &args);
     context x = {.args = &args, .world = &world, .timing = &timing, .json = &json,
                  .max_count = (int)pa_arg_int(&args, "max_count")};
 
@@ -544,10 +530,5 @@ int main(int argc, char **argv)
         MPI_Win_unlock_all(x.window);
         MPI_Win_free(&x.window);
     }
-    int failed = 0;
-    if (world.rank == 0) {
-        pa_json_end_array(&json);
-        failed = pa_json_finish(&json);
-    }
-    return pa_comm_finish(&world, failed);
+    return pa_comm_docs_finish(&json, &world);
 }

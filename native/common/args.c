@@ -9,13 +9,18 @@
 
 const char *pa_program = "perfatlas";
 
+void pa_vmessage(const char *format, va_list ap)
+{
+    fprintf(stderr, "%s: ", pa_program);
+    vfprintf(stderr, format, ap);
+    fputc('\n', stderr);
+}
+
 void pa_fail(int status, const char *format, ...)
 {
     va_list ap;
     va_start(ap, format);
-    fprintf(stderr, "%s: ", pa_program);
-    vfprintf(stderr, format, ap);
-    fputc('\n', stderr);
+    pa_vmessage(format, ap);
     va_end(ap);
     exit(status);
 }

@@ -7,6 +7,7 @@
 #ifndef PA_ARGS_H
 #define PA_ARGS_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdnoreturn.h>
@@ -54,6 +55,8 @@ typedef struct {
 /* The program name used in every message; set by pa_args_parse. */
 extern const char *pa_program;
 
+/* "program: message" and a newline on stderr. */
+void pa_vmessage(const char *format, va_list ap) __attribute__((format(printf, 1, 0)));
 noreturn void pa_fail(int status, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
 void pa_args_parse(pa_args *args, const char *program, const char *summary, const pa_param *params,

@@ -117,6 +117,30 @@ void pa_json_null(pa_json *json)
     fputs("null", json->file);
 }
 
+void pa_json_key_string(pa_json *json, const char *key, const char *text)
+{
+    pa_json_key(json, key);
+    pa_json_string(json, text);
+}
+
+void pa_json_key_int(pa_json *json, const char *key, long long value)
+{
+    pa_json_key(json, key);
+    pa_json_int(json, value);
+}
+
+void pa_json_key_double(pa_json *json, const char *key, double value)
+{
+    pa_json_key(json, key);
+    pa_json_double(json, value);
+}
+
+void pa_json_key_bool(pa_json *json, const char *key, int value)
+{
+    pa_json_key(json, key);
+    pa_json_bool(json, value);
+}
+
 void pa_json_double_array(pa_json *json, const double *values, int n)
 {
     pa_json_begin_array(json);

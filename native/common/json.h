@@ -27,6 +27,11 @@ void pa_json_int(pa_json *json, long long value);
 void pa_json_double(pa_json *json, double value);
 void pa_json_bool(pa_json *json, int value);
 void pa_json_null(pa_json *json);
+/* A key and its value in one call. */
+void pa_json_key_string(pa_json *json, const char *key, const char *text);
+void pa_json_key_int(pa_json *json, const char *key, long long value);
+void pa_json_key_double(pa_json *json, const char *key, double value);
+void pa_json_key_bool(pa_json *json, const char *key, int value);
 void pa_json_double_array(pa_json *json, const double *values, int n);
 /* Integers stay compact: a series of 10^5 nanosecond durations is ~0.7 MB, not 2 MB. */
 void pa_json_int_array(pa_json *json, const long long *values, long n);

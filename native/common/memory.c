@@ -242,10 +242,9 @@ void pa_buffer_unmap(pa_buffer *b)
 
 void pa_buffer_json(pa_json *json, const pa_buffer *b)
 {
-    pa_json_key(json, "mempolicy");
-    pa_json_string(json, b->node == PA_NODE_LOCAL        ? "local"
-                         : b->node == PA_NODE_INTERLEAVE ? "interleave"
-                                                         : "bind");
+    pa_json_key_string(json, "mempolicy", b->node == PA_NODE_LOCAL        ? "local"
+                                          : b->node == PA_NODE_INTERLEAVE ? "interleave"
+                                                                          : "bind");
     pa_json_key(json, "mempolicy_applied"); /* read back by get_mempolicy; null if never applied */
     if (b->policy_applied[0])
         pa_json_string(json, b->policy_applied);
@@ -258,17 +257,14 @@ void pa_buffer_json(pa_json *json, const pa_buffer *b)
             if (b->node_fraction[n] > 0) {
                 char key[16];
                 snprintf(key, sizeof key, "%d", n);
-                pa_json_key(json, key);
-                pa_json_double(json, b->node_fraction[n]);
+                pa_json_key_double(json, key, b->node_fraction[n]);
             }
         pa_json_end_object(json);
     } else {
         pa_json_null(json);
     }
-    pa_json_key(json, "page_bytes");
-    pa_json_int(json, (long long)b->page_bytes);
-    pa_json_key(json, "huge_page_fraction");
-    pa_json_double(json, b->huge_page_fraction);
+    pa_json_key_int(json, "page_bytes", (long long)b->page_bytes);
+    pa_json_key_double(json, "huge_page_fraction", b->huge_page_fraction);
     pa_json_key(json, "huge_page_source"); /* where larger pages were asked from */
     if (b->page_bytes > PA_BASE_PAGE)
         pa_json_string(json, b->hugetlb ? "hugetlbfs" : "transparent huge pages (madvise)");

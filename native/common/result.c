@@ -46,10 +46,8 @@ static void write_params(pa_json *json, const pa_args *args)
 void pa_result_begin(pa_json *json, const char *benchmark, const pa_args *args)
 {
     pa_json_begin_object(json);
-    pa_json_key(json, "schema");
-    pa_json_string(json, "perfatlas.result/1");
-    pa_json_key(json, "benchmark");
-    pa_json_string(json, benchmark);
+    pa_json_key_string(json, "schema", "perfatlas.result/1");
+    pa_json_key_string(json, "benchmark", benchmark);
     pa_json_key(json, "params");
     pa_json_begin_object(json);
     write_params(json, args);
@@ -65,12 +63,9 @@ void pa_result_context(pa_json *json, const pa_thread_placement *threads, int nt
     pa_json_begin_array(json);
     for (int t = 0; t < nthreads; t++) {
         pa_json_begin_object(json);
-        pa_json_key(json, "thread");
-        pa_json_int(json, t);
-        pa_json_key(json, "cpu_requested");
-        pa_json_int(json, threads[t].cpu_requested);
-        pa_json_key(json, "cpus_allowed");
-        pa_json_string(json, threads[t].cpus_allowed);
+        pa_json_key_int(json, "thread", t);
+        pa_json_key_int(json, "cpu_requested", threads[t].cpu_requested);
+        pa_json_key_string(json, "cpus_allowed", threads[t].cpus_allowed);
         pa_json_end_object(json);
     }
     pa_json_end_array(json);
@@ -90,8 +85,7 @@ void pa_result_samples(pa_json *json, const char *metric, const char *unit, cons
     pa_json_end_object(json);
     pa_json_key(json, "units");
     pa_json_begin_object(json);
-    pa_json_key(json, metric);
-    pa_json_string(json, unit);
+    pa_json_key_string(json, metric, unit);
     pa_json_end_object(json);
     pa_json_key(json, "sample_seconds");
     pa_json_double_array(json, seconds, n);
@@ -99,18 +93,15 @@ void pa_result_samples(pa_json *json, const char *metric, const char *unit, cons
 
 void pa_result_not_measurable(pa_json *json, const char *why)
 {
-    pa_json_key(json, "not_measurable");
-    pa_json_string(json, why);
+    pa_json_key_string(json, "not_measurable", why);
 }
 
 void pa_result_end(pa_json *json)
 {
     pa_json_key(json, "build");
     pa_json_begin_object(json);
-    pa_json_key(json, "compiler");
-    pa_json_string(json, PERFATLAS_COMPILER);
-    pa_json_key(json, "cflags");
-    pa_json_string(json, PERFATLAS_CFLAGS);
+    pa_json_key_string(json, "compiler", PERFATLAS_COMPILER);
+    pa_json_key_string(json, "cflags", PERFATLAS_CFLAGS);
     pa_json_end_object(json);
     pa_json_end_object(json);
 }

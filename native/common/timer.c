@@ -99,11 +99,9 @@ void pa_timer_json(pa_json *json)
 {
     pa_json_key(json, "timer");
     pa_json_begin_object(json);
-    pa_json_key(json, "source");
-    pa_json_string(json, pa_timer_uses_tsc ? "rdtsc (invariant TSC)"
-                                           : "clock_gettime(CLOCK_MONOTONIC_RAW)");
-    pa_json_key(json, "resolution_ns");
-    pa_json_double(json, resolution_ns);
+    pa_json_key_string(json, "source", pa_timer_uses_tsc ? "rdtsc (invariant TSC)"
+                                                         : "clock_gettime(CLOCK_MONOTONIC_RAW)");
+    pa_json_key_double(json, "resolution_ns", resolution_ns);
     pa_json_key(json, "tsc_hz");
     if (pa_timer_uses_tsc)
         pa_json_double(json, tsc_hz);

@@ -98,8 +98,7 @@ static void write_document(const pa_args *args, const run *r)
     pa_json json;
     pa_json_init(&json, pa_args_output(args));
     pa_result_begin(&json, "mem.bandwidth", args);
-    pa_json_key(&json, "threads");
-    pa_json_int(&json, r->threads);
+    pa_json_key_int(&json, "threads", r->threads);
     pa_result_context(&json, r->placement, r->threads, &r->buffer);
     size_t elements = r->per_thread * (size_t)r->threads;
     if (r->why) {
@@ -130,16 +129,11 @@ static void write_catalog(void)
     pa_json_begin_array(&json);
     for (const pa_kernel *k = pa_kernel_first(); k; k = pa_kernel_next(k)) {
         pa_json_begin_object(&json);
-        pa_json_key(&json, "name");
-        pa_json_string(&json, k->name);
-        pa_json_key(&json, "arrays");
-        pa_json_int(&json, k->arrays);
-        pa_json_key(&json, "bytes_per_element");
-        pa_json_int(&json, pa_kernel_bytes_per_iteration(k));
-        pa_json_key(&json, "flops_per_element");
-        pa_json_int(&json, k->flops);
-        pa_json_key(&json, "nt");
-        pa_json_bool(&json, k->streaming != NULL);
+        pa_json_key_string(&json, "name", k->name);
+        pa_json_key_int(&json, "arrays", k->arrays);
+        pa_json_key_int(&json, "bytes_per_element", pa_kernel_bytes_per_iteration(k));
+        pa_json_key_int(&json, "flops_per_element", k->flops);
+        pa_json_key_bool(&json, "nt", k->streaming != NULL);
         pa_json_end_object(&json);
     }
     pa_json_end_array(&json);

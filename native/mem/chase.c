@@ -127,14 +127,9 @@ int pa_chaser_check(const pa_chaser *chaser)
 
 void pa_chase_derived_json(pa_json *json, const pa_chain *chain, uint64_t repetitions)
 {
-    pa_json_key(json, "lines");
-    pa_json_int(json, (long long)chain->lines);
-    pa_json_key(json, "line_bytes");
-    pa_json_int(json, (long long)chain->line_bytes);
-    pa_json_key(json, "loads_per_sample");
-    pa_json_int(json, (long long)(repetitions * PA_CHASE_BLOCK));
-    pa_json_key(json, "chain");
-    pa_json_string(json, chain->kind == PA_CHAIN_PAGE ? "page" : "random");
-    pa_json_key(json, "page_bytes");
-    pa_json_int(json, (long long)chain->page_bytes);
+    pa_json_key_int(json, "lines", (long long)chain->lines);
+    pa_json_key_int(json, "line_bytes", (long long)chain->line_bytes);
+    pa_json_key_int(json, "loads_per_sample", (long long)(repetitions * PA_CHASE_BLOCK));
+    pa_json_key_string(json, "chain", chain->kind == PA_CHAIN_PAGE ? "page" : "random");
+    pa_json_key_int(json, "page_bytes", (long long)chain->page_bytes);
 }

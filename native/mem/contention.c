@@ -153,8 +153,7 @@ static void measuring_thread(experiment *e)
 static void write_document(pa_json *json, const pa_args *args, const experiment *e, int load)
 {
     pa_result_begin(json, "mem.contention", args);
-    pa_json_key(json, "load");
-    pa_json_string(json, load_names[load]);
+    pa_json_key_string(json, "load", load_names[load]);
     pa_result_context(json, e->placement, 2, &e->buffer);
     if (e->why) {
         pa_result_not_measurable(json, e->why);
@@ -176,8 +175,7 @@ static void write_document(pa_json *json, const pa_args *args, const experiment 
         pa_chase_derived_json(json, &e->chain, e->repetitions);
     else
         pa_kernel_derived_json(json, e->slice.kernel, e->slice.n, e->repetitions, 1);
-    pa_json_key(json, "load_bytes");
-    pa_json_int(json, (long long)e->load_bytes);
+    pa_json_key_int(json, "load_bytes", (long long)e->load_bytes);
     pa_json_end_object(json);
     pa_result_end(json);
 }

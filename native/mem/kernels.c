@@ -238,18 +238,12 @@ int pa_slice_verify(const pa_slice *slice, char *why, size_t size)
 void pa_kernel_derived_json(pa_json *json, const pa_kernel *kernel, size_t elements,
                             uint64_t iterations, int verified)
 {
-    pa_json_key(json, "bytes_per_iteration");
-    pa_json_int(json, pa_kernel_bytes_per_iteration(kernel));
-    pa_json_key(json, "flops_per_iteration");
-    pa_json_int(json, kernel->flops);
-    pa_json_key(json, "write_allocate_counted");
-    pa_json_bool(json, 0);
-    pa_json_key(json, "elements");
-    pa_json_int(json, (long long)elements);
-    pa_json_key(json, "bytes_used");
-    pa_json_int(json, (long long)(elements * sizeof(double) * (size_t)kernel->arrays));
-    pa_json_key(json, "iterations_per_sample");
-    pa_json_int(json, (long long)iterations);
-    pa_json_key(json, "verified");
-    pa_json_bool(json, verified);
+    pa_json_key_int(json, "bytes_per_iteration", pa_kernel_bytes_per_iteration(kernel));
+    pa_json_key_int(json, "flops_per_iteration", kernel->flops);
+    pa_json_key_bool(json, "write_allocate_counted", 0);
+    pa_json_key_int(json, "elements", (long long)elements);
+    pa_json_key_int(json, "bytes_used",
+                    (long long)(elements * sizeof(double) * (size_t)kernel->arrays));
+    pa_json_key_int(json, "iterations_per_sample", (long long)iterations);
+    pa_json_key_bool(json, "verified", verified);
 }

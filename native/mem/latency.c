@@ -66,10 +66,8 @@ static void write_document(pa_json *json, const pa_args *args, int cpu, int owne
                            const measurement *m)
 {
     pa_result_begin(json, "mem.latency", args);
-    pa_json_key(json, "cpu");
-    pa_json_int(json, cpu);
-    pa_json_key(json, "owner");
-    pa_json_int(json, owner);
+    pa_json_key_int(json, "cpu", cpu);
+    pa_json_key_int(json, "owner", owner);
     pa_result_context(json, threads, nthreads, buffer);
     if (why) {
         pa_result_not_measurable(json, why);

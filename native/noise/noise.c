@@ -202,8 +202,7 @@ static void write_document(pa_json *json, const pa_args *args, const experiment 
         placement[i] = workers[i].placement;
 
     pa_result_begin(json, "noise", args);
-    pa_json_key(json, "cpu");
-    pa_json_int(json, w->cpu);
+    pa_json_key_int(json, "cpu", w->cpu);
     pa_result_context(json, placement, nthreads, NULL);
     const char *metric = e->fwq ? "quantum_ns" : "work_per_interval";
     pa_json_key(json, "samples");
@@ -213,38 +212,28 @@ static void write_document(pa_json *json, const pa_args *args, const experiment 
     pa_json_end_object(json);
     pa_json_key(json, "units");
     pa_json_begin_object(json);
-    pa_json_key(json, metric);
-    pa_json_string(json, e->fwq ? "ns" : "work units");
+    pa_json_key_string(json, metric, e->fwq ? "ns" : "work units");
     pa_json_end_object(json);
 
     pa_json_key(json, "derived");
     pa_json_begin_object(json);
-    pa_json_key(json, "method");
-    pa_json_string(json, e->fwq ? "fwq" : "ftq");
-    pa_json_key(json, "work");
-    pa_json_string(json, "dependent 64-bit LCG steps (integer multiply-add), no memory traffic");
-    pa_json_key(json, e->fwq ? "steps_per_quantum" : "steps_per_unit");
-    pa_json_int(json, (long long)e->work);
-    pa_json_key(json, e->fwq ? "quantum_ns_calibrated" : "unit_ns_calibrated");
-    pa_json_double(json, e->work_seconds * 1e9);
+    pa_json_key_string(json, "method", e->fwq ? "fwq" : "ftq");
+    pa_json_key_string(json, "work",
+                       "dependent 64-bit LCG steps (integer multiply-add), no memory traffic");
+    pa_json_key_int(json, e->fwq ? "steps_per_quantum" : "steps_per_unit", (long long)e->work);
+    pa_json_key_double(json, e->fwq ? "quantum_ns_calibrated" : "unit_ns_calibrated",
+                       e->work_seconds * 1e9);
     if (!e->fwq) {
-        pa_json_key(json, "interval_ns");
-        pa_json_double(json, e->quantum * 1e9);
+        pa_json_key_double(json, "interval_ns", e->quantum * 1e9);
     }
-    pa_json_key(json, "samples");
-    pa_json_int(json, w->n);
-    pa_json_key(json, "series_start_ns"); /* from the first thread's start: a common origin */
-    pa_json_double(json, pa_ticks_to_seconds(w->start_ticks - origin) * 1e9);
-    pa_json_key(json, "series_seconds");
-    pa_json_double(json, pa_ticks_to_seconds(w->stop_ticks - w->start_ticks));
-    pa_json_key(json, "back_to_back"); /* fwq: quantum i+1 starts where quantum i ends */
-    pa_json_bool(json, e->fwq);
-    pa_json_key(json, "timer_read_ns");
-    pa_json_double(json, e->timer_read_ns);
-    pa_json_key(json, "threads_at_once");
-    pa_json_int(json, nthreads);
-    pa_json_key(json, "verified");
-    pa_json_bool(json, 1);
+    pa_json_key_int(json, "samples", w->n);
+    /* from the first thread's start: a common origin */
+    pa_json_key_double(json, "series_start_ns", pa_ticks_to_seconds(w->start_ticks - origin) * 1e9);
+    pa_json_key_double(json, "series_seconds", pa_ticks_to_seconds(w->stop_ticks - w->start_ticks));
+    pa_json_key_bool(json, "back_to_back", e->fwq); /* fwq: quantum i+1 starts where i ends */
+    pa_json_key_double(json, "timer_read_ns", e->timer_read_ns);
+    pa_json_key_int(json, "threads_at_once", nthreads);
+    pa_json_key_bool(json, "verified", 1);
     pa_json_end_object(json);
     pa_result_end(json);
 }

@@ -12,18 +12,11 @@
 
 static const pa_param params[] = {0};
 
-static void key_int(pa_json *json, const char *key, long long value)
-{
-    pa_json_key(json, key);
-    pa_json_int(json, value);
-}
-
 static void key_cpuset(pa_json *json, const char *key, hwloc_const_cpuset_t set)
 {
     char list[1024];
     hwloc_bitmap_list_snprintf(list, sizeof list, set);
-    pa_json_key(json, key);
-    pa_json_string(json, list);
+    pa_json_key_string(json, key, list);
 }
 
 /* The package's CPUModel info attribute, else the first "model name" of /proc/cpuinfo. */
@@ -65,10 +58,10 @@ static void write_pus(pa_json *json, hwloc_topology_t topo)
         hwloc_obj_t package = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, pu);
         hwloc_obj_t node = numa_node_of(topo, pu->os_index);
         pa_json_begin_object(json);
-        key_int(json, "os_index", pu->os_index);
-        key_int(json, "core", core ? (long long)core->logical_index : -1);
-        key_int(json, "package", package ? (long long)package->logical_index : -1);
-        key_int(json, "numa_node", node ? (long long)node->os_index : -1);
+        pa_json_key_int(json, "os_index", pu->os_index);
+        pa_json_key_int(json, "core", core ? (long long)core->logical_index : -1);
+        pa_json_key_int(json, "package", package ? (long long)package->logical_index : -1);
+        pa_json_key_int(json, "numa_node", node ? (long long)node->os_index : -1);
         pa_json_end_object(json);
     }
     pa_json_end_array(json);
@@ -81,8 +74,8 @@ static void write_numa_nodes(pa_json *json, hwloc_topology_t topo)
     hwloc_obj_t node = NULL;
     while ((node = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, node))) {
         pa_json_begin_object(json);
-        key_int(json, "os_index", node->os_index);
-        key_int(json, "memory_bytes", (long long)node->attr->numanode.local_memory);
+        pa_json_key_int(json, "os_index", node->os_index);
+        pa_json_key_int(json, "memory_bytes", (long long)node->attr->numanode.local_memory);
         key_cpuset(json, "cpus", node->cpuset);
         pa_json_end_object(json);
     }
@@ -119,9 +112,9 @@ static void write_distances(pa_json *json, hwloc_topology_t topo)
         pa_json_end_array(json);
     }
     pa_json_end_array(json);
-    pa_json_key(json, "numa_distances_source");
-    pa_json_string(json, found ? "operating system (ACPI SLIT)"
-                               : "identity: the operating system reports no NUMA distances");
+    pa_json_key_string(json, "numa_distances_source",
+                       found ? "operating system (ACPI SLIT)"
+                             : "identity: the operating system reports no NUMA distances");
     if (found)
         hwloc_distances_release(topo, found);
 }
@@ -150,13 +143,12 @@ static void write_caches(pa_json *json, hwloc_topology_t topo)
         if (count <= 0 || !first)
             continue;
         pa_json_begin_object(json);
-        key_int(json, "level", first->attr->cache.depth);
-        pa_json_key(json, "type");
-        pa_json_string(json, cache_type(first));
-        key_int(json, "size_bytes", (long long)first->attr->cache.size);
-        key_int(json, "line_bytes", first->attr->cache.linesize);
+        pa_json_key_int(json, "level", first->attr->cache.depth);
+        pa_json_key_string(json, "type", cache_type(first));
+        pa_json_key_int(json, "size_bytes", (long long)first->attr->cache.size);
+        pa_json_key_int(json, "line_bytes", first->attr->cache.linesize);
         key_cpuset(json, "cpus", first->cpuset);
-        key_int(json, "count", count);
+        pa_json_key_int(json, "count", count);
         pa_json_end_object(json);
     }
     pa_json_end_array(json);
@@ -204,14 +196,11 @@ int main(int argc, char **argv)
     pa_json json;
     pa_json_init(&json, pa_args_output(&args));
     pa_json_begin_object(&json);
-    pa_json_key(&json, "schema");
-    pa_json_string(&json, "perfatlas.topology/1");
-    pa_json_key(&json, "hwloc_version");
-    pa_json_string(&json, HWLOC_VERSION);
-    pa_json_key(&json, "cpu_model");
-    pa_json_string(&json, model);
-    key_int(&json, "packages", hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE));
-    key_int(&json, "cores", hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE));
+    pa_json_key_string(&json, "schema", "perfatlas.topology/1");
+    pa_json_key_string(&json, "hwloc_version", HWLOC_VERSION);
+    pa_json_key_string(&json, "cpu_model", model);
+    pa_json_key_int(&json, "packages", hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE));
+    pa_json_key_int(&json, "cores", hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE));
     write_pus(&json, topo);
     write_numa_nodes(&json, topo);
     write_distances(&json, topo);

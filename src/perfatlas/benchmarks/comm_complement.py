@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfatlas.benchmarks.base import int_param, register
-from perfatlas.benchmarks.mpi import MpiBenchmark, message_param, np_param, timing_params
+from perfatlas.benchmarks.base import register
+from perfatlas.benchmarks.mpi import MpiBenchmark, pair_params
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
 
@@ -21,16 +21,7 @@ class CommComplement(MpiBenchmark):
     metrics = {"latency_ns": "ns", "bandwidth_Bps": "byte/s"}
     needs = "the complement pattern needs at least one pair"
     label_keys = ("np", "pair", "latency_bytes", "bandwidth_bytes")
-    params = (
-        np_param(),
-        message_param("latency_bytes", 8, "message size of the latency ping-pong"),
-        message_param("bandwidth_bytes", 2**20, "message size of the bandwidth windows", 1),
-        int_param("window", 64, "nonblocking sends in flight per bandwidth iteration"),
-        message_param(
-            "window_bytes", 4 * 2**20, "at most this many bytes in flight per pair (cache-sized)", 1
-        ),
-        *timing_params(time_limit=2.0),
-    )
+    params = pair_params("at most this many bytes in flight per pair (cache-sized)", time_limit=2.0)
 
     def all_ranks(self, machine: Machine) -> int:
         """np=all: the even count at or below one rank per PU (at least 2)."""

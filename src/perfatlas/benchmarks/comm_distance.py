@@ -5,8 +5,8 @@ figures stand apart from its peers' is flagged by perfatlas.comm_analysis.
 
 from __future__ import annotations
 
-from perfatlas.benchmarks.base import int_param, register
-from perfatlas.benchmarks.mpi import MpiBenchmark, message_param, np_param, timing_params
+from perfatlas.benchmarks.base import register
+from perfatlas.benchmarks.mpi import MpiBenchmark, pair_params
 
 
 @register
@@ -17,13 +17,4 @@ class CommDistance(MpiBenchmark):
     metrics = {"latency_ns": "ns", "bandwidth_Bps": "byte/s"}
     needs = "rank 0 needs at least one other rank to measure"
     label_keys = ("np", "peer", "latency_bytes", "bandwidth_bytes")
-    params = (
-        np_param(),
-        message_param("latency_bytes", 8, "message size of the latency ping-pong"),
-        message_param("bandwidth_bytes", 2**20, "message size of the bandwidth windows", 1),
-        int_param("window", 64, "nonblocking sends in flight per bandwidth iteration"),
-        message_param(
-            "window_bytes", 4 * 2**20, "at most this many bytes in flight (cache-sized)", 1
-        ),
-        *timing_params(time_limit=1.0),
-    )
+    params = pair_params("at most this many bytes in flight (cache-sized)", time_limit=1.0)

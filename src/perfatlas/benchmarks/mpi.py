@@ -70,6 +70,18 @@ def message_param(name: str, default: int, help: str, minimum: int = 0) -> Param
     return size_param(name, default, help, minimum=minimum)
 
 
+def pair_params(window_bytes_help: str, time_limit: float) -> tuple[Param, ...]:
+    """The parameters of a latency + bandwidth measurement between pairs of ranks (np first)."""
+    return (
+        np_param(),
+        message_param("latency_bytes", 8, "message size of the latency ping-pong"),
+        message_param("bandwidth_bytes", 2**20, "message size of the bandwidth windows", 1),
+        int_param("window", 64, "nonblocking sends in flight per bandwidth iteration"),
+        message_param("window_bytes", 4 * 2**20, window_bytes_help, 1),
+        *timing_params(time_limit=time_limit),
+    )
+
+
 SIZE_KEYS = {
     "bytes",
     "min_bytes",
