@@ -16,6 +16,9 @@ from perfatlas.machine import Machine
 from perfatlas.native import bin_dir
 from perfatlas.units import format_cpu_list
 
+# the launcher under test: mpirun, or another MPI's (make test-mpich sets PERFATLAS_MPIRUN)
+MPIRUN = os.environ.get("PERFATLAS_MPIRUN", "mpirun")
+
 FAST = ["samples=3", "min_sample_time=200us", "time_limit=300ms", "warmup=2"]
 MEM = ["mem.latency", "bytes=64KiB", "samples=3", "min_sample_time=1ms"]
 
@@ -84,7 +87,7 @@ def test_a_crashing_rank_is_one_sentence_and_earlier_results_stay(cli, tmp_path,
     assert cli("measure", *MEM).code == 0
     line = one_sentence(cli("measure", "comm.pingpong", "np=2", *FAST))
     # mpirun names the rank when it reports in time, else relays the signal in its exit status
-    crashed = r"(rank 1 of pa-comm-pingpong crashed on host \S+|a rank of pa-comm-pingpong crashed)"
+    crashed = r"(rank 1 of pa-comm-pingpong|a rank of pa-comm-pingpong) crashed( on host \S+)?"
     assert re.search(crashed + r" \(signal 11", line), line
     assert count_results(cli.db) == 1
 
@@ -147,13 +150,13 @@ def test_the_command_puts_extra_arguments_before_the_executable(machine):
     launch = prepare(machine, 2, LaunchOptions(("--bind-to", "none", "--mca", "btl", "self,vader")))
     argv = launch.argv
     exe = argv.index(str(bin_dir() / "pa-comm-pingpong"))
-    assert argv[1:3] == ["-np", "2"] and argv[exe + 1 :] == ["samples=3"]
+    assert argv[1:3] in (["-np", "2"], ["-n", "2"]) and argv[exe + 1 :] == ["samples=3"]
     assert argv[exe - 5 : exe] == ["--bind-to", "none", "--mca", "btl", "self,vader"]
-    assert launch.record()["command"].split()[0].endswith("mpirun")
+    assert launch.record()["command"].split()[0].endswith(os.path.basename(MPIRUN))
 
 
 def test_open_mpi_gets_oversubscribe_beyond_the_cores_and_root_permission(machine):
-    if detect_flavour(shutil.which("mpirun")).family != "openmpi":
+    if detect_flavour(shutil.which(MPIRUN)).family != "openmpi":
         pytest.skip("Open MPI is not the mpirun here")
     cores = machine.topology["cores"]
     launch = prepare(machine, cores + 2)

@@ -124,12 +124,15 @@ class Launcher:
     ) -> Launch:
         raise NotImplementedError
 
-    def failure(self, launch: Launch, program: str, returncode: int, stderr: str) -> str:
-        """One sentence: what went wrong (the program's own message when it left one)."""
-        own = _own_message(program, stderr)
+    def failure(self, launch: Launch, program: str, returncode: int, output: str) -> str:
+        """One sentence: what went wrong (the program's own message when it left one).
+
+        `output` is the launch's stderr followed by its stdout (MPICH's hydra reports a crashed
+        rank on stdout)."""
+        own = _own_message(program, output)
         if own:
             return own
-        lines = [line for line in stderr.strip().splitlines() if line.strip()]
+        lines = [line for line in output.strip().splitlines() if line.strip()]
         return lines[-1] if lines else f"{program} exited with status {returncode}"
 
 
@@ -187,6 +190,8 @@ def detect_flavour(mpirun: str) -> MpiFlavour:
 _SIGNAL = re.compile(
     r"process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+) \(([^)]*)\)"
 )
+# MPICH's hydra: "PID 123 RUNNING AT host" ... "EXIT STRING: Segmentation fault (signal 11)"
+_HYDRA_SIGNAL = re.compile(r"RUNNING AT (\S+).*?EXIT STRING: [^\n]*\(signal (\d+)\)", re.DOTALL)
 _NONZERO = re.compile(r"process rank (\d+) with PID \d+ on node (\S+) exited with.*status (\d+)")
 
 
@@ -195,9 +200,11 @@ class MpirunLauncher(Launcher):
     name = "mpirun"
 
     def prepare(self, executable, args, params, machine, options) -> Launch:
-        mpirun = shutil.which("mpirun")
+        # $PERFATLAS_MPIRUN picks another MPI's launcher, e.g. /usr/bin/mpiexec.mpich
+        wanted = os.environ.get("PERFATLAS_MPIRUN") or "mpirun"
+        mpirun = shutil.which(wanted)
         if mpirun is None:
-            raise UserError(f"{MPI_MISSING}: no mpirun on PATH")
+            raise UserError(f"{MPI_MISSING}: no {wanted} on PATH")
         # Open MPI derives its prefix from the directory it was started from: /bin/mpirun (a
         # merged-/usr symlink) would point it at / ; the real directory keeps it right.
         mpirun = os.path.join(os.path.realpath(os.path.dirname(mpirun)), os.path.basename(mpirun))
@@ -230,32 +237,43 @@ class MpirunLauncher(Launcher):
                 "added --oversubscribe, so Open MPI binds no rank and ranks time-share cores"
             )
 
-    def failure(self, launch: Launch, program: str, returncode: int, stderr: str) -> str:
-        own = _own_message(program, stderr)
+    def failure(self, launch: Launch, program: str, returncode: int, output: str) -> str:
+        own = _own_message(program, output)
         if own:
             return own
-        crash = _SIGNAL.search(stderr)
+        hydra = _HYDRA_SIGNAL.search(output)
+        if hydra:
+            node, number = hydra.groups()
+            return (
+                f"a rank of {program} crashed on host {node} (signal {number}, "
+                f"{_signal_name(int(number))}); mpiexec stopped the job: {launch.record()['command']}"
+            )
+        crash = _SIGNAL.search(output)
         if crash:
             rank, node, number, name = crash.groups()
             return (
                 f"rank {rank} of {program} crashed on host {node} (signal {number}, {name}); "
                 f"mpirun stopped the job: {launch.record()['command']}"
             )
-        if returncode > 128 and "non-zero exit code" in stderr:  # mpirun relays a rank's signal
+        if returncode > 128 and "non-zero exit code" in output:  # mpirun relays a rank's signal
             number = returncode - 128
-            try:
-                name = signal.Signals(number).name
-            except ValueError:
-                name = "unknown signal"
             return (
-                f"a rank of {program} crashed (signal {number}, {name}); mpirun stopped the job "
+                f"a rank of {program} crashed (signal {number}, {_signal_name(number)}); "
+                "mpirun stopped the job "
                 f"(exit status {returncode}): {launch.record()['command']}"
             )
-        died = _NONZERO.search(stderr)
+        died = _NONZERO.search(output)
         if died:
             rank, node, status = died.groups()
             return f"rank {rank} of {program} exited with status {status} on host {node}"
-        return f"mpirun failed (exit status {returncode}): {_useful_tail(stderr)}"
+        return f"mpirun failed (exit status {returncode}): {_useful_tail(output)}"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return "unknown signal"
 
 
 def _useful_tail(stderr: str, limit: int = 400) -> str:

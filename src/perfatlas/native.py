@@ -71,7 +71,7 @@ def run_launch(launch, name: str, launcher) -> dict | list:
             "(results stored before it are kept)"
         )
     if proc.returncode != 0:
-        raise UserError(launcher.failure(launch, name, proc.returncode, proc.stderr))
+        raise UserError(launcher.failure(launch, name, proc.returncode, proc.stderr + proc.stdout))
     try:
         return json.loads(proc.stdout)
     except json.JSONDecodeError as error:
