@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "affinity.h"
 
+#include <omp.h>
+
 #include <errno.h>
 #include <string.h>
 
@@ -60,4 +62,12 @@ void pa_pin_self(int cpu, char *applied, size_t size)
         hwloc_bitmap_zero(set);
     list_string(set, applied, size);
     hwloc_bitmap_free(set);
+}
+
+int pa_team_thread(int expected)
+{
+    if (omp_get_num_threads() != expected)
+        pa_fail(2, "OpenMP gave %d threads instead of %d (check OMP_THREAD_LIMIT)",
+                omp_get_num_threads(), expected);
+    return omp_get_thread_num();
 }

@@ -18,4 +18,8 @@ void pa_cpus_validate(const int *cpus, int ncpus);
  * kernel actually applied to the thread as a list ("0", "0-1") into `applied`. */
 void pa_pin_self(int cpu, char *applied, size_t size);
 
+/* Inside an OpenMP parallel region meant to have `expected` threads: this thread's number, after
+ * checking that OpenMP gave the team asked for (else status 2, naming OMP_THREAD_LIMIT). */
+int pa_team_thread(int expected);
+
 #endif

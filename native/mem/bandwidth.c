@@ -63,9 +63,8 @@ static pa_slice slice_of(const run *r, int t)
     return slice;
 }
 
-static void thread_body(run *r, const int *cpus)
+static void thread_body(run *r, const int *cpus, int t)
 {
-    int t = omp_get_thread_num();
     pa_pin_self(cpus[t], r->placement[t].cpus_allowed, sizeof r->placement[t].cpus_allowed);
     pa_slice slice = slice_of(r, t);
     if (!r->why)
@@ -178,12 +177,7 @@ int main(int argc, char **argv)
         r.placement[t].cpu_requested = cpus[t];
     omp_set_dynamic(0);
 #pragma omp parallel num_threads(r.threads)
-    {
-        if (omp_get_num_threads() != r.threads)
-            pa_fail(2, "OpenMP gave %d threads instead of %d (check OMP_THREAD_LIMIT)",
-                    omp_get_num_threads(), r.threads);
-        thread_body(&r, cpus);
-    }
+    thread_body(&r, cpus, pa_team_thread(r.threads));
     if (r.failure[0])
         pa_fail(3, "%s", r.failure);
     write_document(&args, &r);

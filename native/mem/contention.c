@@ -206,10 +206,7 @@ int main(int argc, char **argv)
     omp_set_dynamic(0);
 #pragma omp parallel num_threads(2)
     {
-        int t = omp_get_thread_num();
-        if (omp_get_num_threads() != 2)
-            pa_fail(2, "OpenMP gave %d threads instead of 2 (check OMP_THREAD_LIMIT)",
-                    omp_get_num_threads());
+        int t = pa_team_thread(2);
         pa_pin_self(cpus[t], e.placement[t].cpus_allowed, sizeof e.placement[t].cpus_allowed);
         if (t == 0)
             measuring_thread(&e);

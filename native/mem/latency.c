@@ -115,10 +115,7 @@ int main(int argc, char **argv)
     omp_set_dynamic(0);
 #pragma omp parallel num_threads(ncpus)
     {
-        int t = omp_get_thread_num();
-        if (omp_get_num_threads() != ncpus)
-            pa_fail(2, "OpenMP gave %d threads instead of %d (check OMP_THREAD_LIMIT)",
-                    omp_get_num_threads(), ncpus);
+        int t = pa_team_thread(ncpus);
         pa_pin_self(cpus[t], threads[t].cpus_allowed, sizeof threads[t].cpus_allowed);
         if (t == 0 && !why) {
             pa_chain_build(&chain, buffer.base, bytes, pa_cache_line_bytes(), page, kind,

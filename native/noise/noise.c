@@ -297,10 +297,7 @@ int main(int argc, char **argv)
     omp_set_dynamic(0);
 #pragma omp parallel num_threads(ncpus)
     {
-        int t = omp_get_thread_num();
-        if (omp_get_num_threads() != ncpus)
-            pa_fail(2, "OpenMP gave %d threads instead of %d (check OMP_THREAD_LIMIT)",
-                    omp_get_num_threads(), ncpus);
+        int t = pa_team_thread(ncpus);
         worker *w = &workers[t];
         pa_pin_self(w->cpu, w->placement.cpus_allowed, sizeof w->placement.cpus_allowed);
 #pragma omp barrier
