@@ -11,16 +11,10 @@ from perfatlas.report.common import number
 from perfatlas.report.data import RunData
 from perfatlas.store import Result
 from perfatlas.units import format_size
+from perfatlas.views import titled_table
 
 GB = 1e9
 MAX_ANOMALY_ROWS = 8
-
-
-def _table(title: str, *columns: str, right: tuple[int, ...] = ()) -> Table:
-    table = Table(title=title, title_justify="left", title_style="bold")
-    for i, column in enumerate(columns):
-        table.add_column(column, justify="right" if i in right else "left")
-    return table
 
 
 def _ci(result: Result | None, scale: float, unit: str) -> str:
@@ -30,11 +24,11 @@ def _ci(result: Result | None, scale: float, unit: str) -> str:
     return f"{m} {unit} [dim][{lo}, {hi}][/]"
 
 
-def pingpong_table(data: RunData) -> Table | None:
+def pingpongtitled_table(data: RunData) -> Table | None:
     figures = pingpong_figures(data)
     if not figures:
         return None
-    table = _table(
+    table = titled_table(
         "MPI ping-pong [95 % CI]",
         "line",
         "latency, smallest message",
@@ -55,11 +49,11 @@ def pingpong_table(data: RunData) -> Table | None:
     return table
 
 
-def collectives_table(data: RunData) -> Table | None:
+def collectivestitled_table(data: RunData) -> Table | None:
     lines = collective_lines(data)
     if not lines:
         return None
-    table = _table(
+    table = titled_table(
         "MPI collectives (smallest vector): median latency per call vs processes P",
         "collective",
         "P: latency",
@@ -77,7 +71,7 @@ def collectives_table(data: RunData) -> Table | None:
     return table
 
 
-def rma_table(data: RunData) -> Table | None:
+def rmatitled_table(data: RunData) -> Table | None:
     results = [
         r
         for r in rma_results(data)
@@ -86,7 +80,7 @@ def rma_table(data: RunData) -> Table | None:
     if not results:
         return None
     cases = list(dict.fromkeys(r.params["case"] for r in results))
-    table = _table(
+    table = titled_table(
         "MPI one-sided latency of one double [95 % CI]",
         "op",
         *[CASE_TITLES.get(c, c) for c in cases],
@@ -101,7 +95,7 @@ def rma_table(data: RunData) -> Table | None:
     return table
 
 
-def anomaly_table(data: RunData) -> Table | None:
+def anomalytitled_table(data: RunData) -> Table | None:
     report = find_anomalies(data.results)
     if not report.groups_checked and not report.anomalies:
         return None
@@ -109,7 +103,7 @@ def anomaly_table(data: RunData) -> Table | None:
         f"MPI anomalies: {len(report.anomalies)} of {report.figures_checked} figures "
         f"({report.groups_checked} groups; robust z > 3.5 and > 25 % from the others' median)"
     )
-    table = _table(
+    table = titled_table(
         title, "group", "rank / pair", "value", "others' median", "deviation", right=(2, 3, 4)
     )
     for a in report.anomalies[:MAX_ANOMALY_ROWS]:
@@ -131,5 +125,10 @@ def anomaly_table(data: RunData) -> Table | None:
 
 def comm_tables(data: RunData) -> list[Table]:
     """The communication tables that this run has data for."""
-    tables = (pingpong_table(data), collectives_table(data), rma_table(data), anomaly_table(data))
+    tables = (
+        pingpongtitled_table(data),
+        collectivestitled_table(data),
+        rmatitled_table(data),
+        anomalytitled_table(data),
+    )
     return [t for t in tables if t is not None]

@@ -23,16 +23,9 @@ from perfatlas.report.memory import (
 from perfatlas.report.noise import noise_measurements
 from perfatlas.store import Result, Store
 from perfatlas.units import format_cpu_list, format_size
-from perfatlas.views import console
+from perfatlas.views import console, titled_table
 
 GB = 1e9
-
-
-def _table(title: str, *columns: str, right: tuple[int, ...] = ()) -> Table:
-    table = Table(title=title, title_justify="left", title_style="bold")
-    for i, column in enumerate(columns):
-        table.add_column(column, justify="right" if i in right else "left")
-    return table
 
 
 def _ci(result: Result | None, scale: float = 1.0) -> str:
@@ -42,11 +35,11 @@ def _ci(result: Result | None, scale: float = 1.0) -> str:
     return f"{m} [dim][{lo}, {hi}][/]"
 
 
-def levels_table(data: RunData) -> Table | None:
+def levelstitled_table(data: RunData) -> Table | None:
     reference = primary_latency(latency_series(data))
     if reference is None:
         return None
-    table = _table(
+    table = titled_table(
         f"memory levels ({reference.label})",
         "level",
         "latency",
@@ -72,13 +65,13 @@ def levels_table(data: RunData) -> Table | None:
     return table
 
 
-def bandwidth_table(data: RunData) -> Table | None:
+def bandwidthtitled_table(data: RunData) -> Table | None:
     series = bandwidth_series(data)
     if not series:
         return None
     threads, rows = bandwidth_peaks(series)
     counts = [threads[0], threads[-1]] if len(threads) > 1 else threads
-    table = _table(
+    table = titled_table(
         "peak bandwidth, GB/s (10^9 byte/s) [95 % CI]",
         "op",
         "stores",
@@ -93,12 +86,12 @@ def bandwidth_table(data: RunData) -> Table | None:
     return table
 
 
-def contention_table(data: RunData) -> Table | None:
+def contentiontitled_table(data: RunData) -> Table | None:
     ratios = contention_ratios(data)
     if not ratios:
         return None
     loads = sorted({c.load for c in ratios})
-    table = _table(
+    table = titled_table(
         "contention: loaded / alone [95 % bootstrap CI]",
         "measure",
         "working set",
@@ -115,12 +108,12 @@ def contention_table(data: RunData) -> Table | None:
     return table
 
 
-def noise_table(data: RunData) -> Table | None:
+def noisetitled_table(data: RunData) -> Table | None:
     measurements = noise_measurements(data)
     if not measurements:
         return None
     widest = max(PROCESSES)
-    table = _table(
+    table = titled_table(
         f"OS noise (BSP: expected slowdown of supersteps of g on P={widest:.0e} processes)",
         "measurement",
         "PU",
@@ -166,10 +159,10 @@ def print_summary(store: Store, run_id: int) -> None:
         f"{sum(1 for r in data.results if r.samples)} results"
     )
     for table in (
-        levels_table(data),
-        bandwidth_table(data),
-        contention_table(data),
-        noise_table(data),
+        levelstitled_table(data),
+        bandwidthtitled_table(data),
+        contentiontitled_table(data),
+        noisetitled_table(data),
         *comm_tables(data),
     ):
         if table is not None:
@@ -197,7 +190,7 @@ def print_topology(machine: Machine) -> None:
         f"{topo.get('cores', '?')} cores, {len(pus)} PUs ({format_cpu_list(pus)}), "
         f"hwloc {topo.get('hwloc_version', '?')}"
     )
-    nodes = _table("NUMA nodes", "node", "memory", "PUs", "distances", right=(1,))
+    nodes = titled_table("NUMA nodes", "node", "memory", "PUs", "distances", right=(1,))
     distances = topo.get("numa_distances") or []
     for i, node in enumerate(topo.get("numa_nodes") or []):
         row = distances[i] if i < len(distances) else []
@@ -208,13 +201,13 @@ def print_topology(machine: Machine) -> None:
             " ".join(map(str, row)),
         )
     console.print(nodes)
-    caches = _table(
+    caches = titled_table(
         "caches", "level", "type", "size", "line", "instances", "PUs per instance", right=(2, 3, 4)
     )
     for row in cache_rows(topo):
         caches.add_row(*row)
     console.print(caches)
-    cores = _table("PUs", "PU", "core", "package", "NUMA node", right=(0, 1, 2, 3))
+    cores = titled_table("PUs", "PU", "core", "package", "NUMA node", right=(0, 1, 2, 3))
     for pu in topo["pus"]:
         cores.add_row(
             str(pu["os_index"]),

@@ -17,6 +17,14 @@ from perfatlas.units import format_value
 console = Console(width=None if sys.stdout.isatty() else 200)
 
 
+def titled_table(title: str, *columns: str, right: tuple[int, ...] = ()) -> Table:
+    """A table with a bold left-aligned title; the columns listed in `right` align right."""
+    table = Table(title=title, title_justify="left", title_style="bold")
+    for i, column in enumerate(columns):
+        table.add_column(column, justify="right" if i in right else "left")
+    return table
+
+
 def _params_label(result: Result) -> str:
     try:
         return get(result.benchmark).label(result.params)
