@@ -59,10 +59,11 @@ def check_document(doc: dict, benchmark: str, metric: str, unit: str, samples: i
     assert all(value > 0 for value in doc["samples"][metric])
     assert doc["units"] == {metric: unit}
     assert len(doc["sample_seconds"]) == samples
-    # min_sample_time=1ms: calibrated on the fastest of three samples, so the typical sample is
-    # at least that long; one that a load change sped up may fall short, but never by 4x
-    assert sorted(doc["sample_seconds"])[len(doc["sample_seconds"]) // 2] >= 1e-3
-    assert all(seconds >= 0.25e-3 for seconds in doc["sample_seconds"])
+    # min_sample_time=1ms: the count is calibrated on the fastest of three samples, so samples are
+    # about that long; a load change on this shared machine may shorten some, so only the median
+    # is held to half of it (an uncalibrated sample of one repetition lasts microseconds)
+    assert all(seconds > 0 for seconds in doc["sample_seconds"])
+    assert sorted(doc["sample_seconds"])[len(doc["sample_seconds"]) // 2] >= 0.5e-3
     assert doc["build"]["compiler"] and doc["build"]["cflags"]
 
 
