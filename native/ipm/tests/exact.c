@@ -1,0 +1,122 @@
+/* pa-ipm-exact: an MPI program whose calls are known exactly, for tests/test_ipm.py.
+ *
+ * Exactly 2 ranks; `other` is the other rank. In program order (regions by MPI_Pcontrol):
+ *   phase1:       rank 0 sends 3 x 100 doubles to rank 1 (MPI_Send), rank 1 receives them
+ *   (none):       MPI_Allreduce of 1 double, MPI_Barrier
+ *   outer:        MPI_Bcast of 10 ints from root 0
+ *   outer/inner:  2 x MPI_Reduce of 4 doubles to root 1
+ *   outer:        MPI_Barrier
+ *   (none):       MPI_Irecv + MPI_Isend of 16 ints with `other`, one MPI_Waitall;
+ *                 MPI_Sendrecv of 1 int with `other`
+ *   split:        in a communicator with the ranks reversed, sub-rank 0 (world rank 1) sends 5
+ *                 chars to sub-rank 1 (world rank 0) with MPI_Isend + MPI_Wait, which receives
+ *                 them with MPI_Recv: the peers recorded must be world ranks
+ *   phase1 again: MPI_Barrier (the same region as before)
+ *   inner:        MPI_Barrier (a region of the same name at the top level: a region of its own)
+ * Every received value is checked; a wrong one exits with status 1. */
+#include <mpi.h>
+#include <stdio.h>
+
+static int failures;
+
+static void expect(int ok, const char *what)
+{
+    if (!ok) {
+        fprintf(stderr, "pa-ipm-exact: wrong %s\n", what);
+        failures++;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2) {
+        if (rank == 0)
+            fprintf(stderr, "pa-ipm-exact: run with exactly 2 ranks (np=2), not %d\n", size);
+        MPI_Finalize();
+        return 2;
+    }
+    int other = 1 - rank;
+
+    double message[100];
+    MPI_Pcontrol(1, "phase1");
+    for (int m = 0; m < 3; m++) {
+        if (rank == 0) {
+            for (int i = 0; i < 100; i++)
+                message[i] = m * 100 + i;
+            MPI_Send(message, 100, MPI_DOUBLE, 1, m, MPI_COMM_WORLD);
+        } else {
+            MPI_Recv(message, 100, MPI_DOUBLE, 0, m, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            expect(message[0] == m * 100 && message[99] == m * 100 + 99, "phase1 message");
+        }
+    }
+    MPI_Pcontrol(-1, "phase1");
+
+    double one = 1.0, sum = 0.0;
+    MPI_Allreduce(&one, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    expect(sum == 2.0, "allreduce sum");
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    MPI_Pcontrol(1, "outer");
+    int ints[10] = {0};
+    if (rank == 0)
+        for (int i = 0; i < 10; i++)
+            ints[i] = i + 1;
+    MPI_Bcast(ints, 10, MPI_INT, 0, MPI_COMM_WORLD);
+    expect(ints[9] == 10, "broadcast");
+    MPI_Pcontrol(1, "inner");
+    double four[4] = {1, 2, 3, 4}, reduced[4];
+    for (int r = 0; r < 2; r++) {
+        MPI_Reduce(four, reduced, 4, MPI_DOUBLE, MPI_SUM, 1, MPI_COMM_WORLD);
+        if (rank == 1)
+            expect(reduced[3] == 8.0, "reduce");
+    }
+    MPI_Pcontrol(-1, "inner");
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Pcontrol(-1, "outer");
+
+    int out[16], in[16];
+    for (int i = 0; i < 16; i++)
+        out[i] = rank * 16 + i;
+    MPI_Request requests[2];
+    MPI_Irecv(in, 16, MPI_INT, other, 7, MPI_COMM_WORLD, &requests[0]);
+    MPI_Isend(out, 16, MPI_INT, other, 7, MPI_COMM_WORLD, &requests[1]);
+    MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
+    expect(in[15] == other * 16 + 15, "irecv");
+    int mine = rank, theirs = -1;
+    MPI_Sendrecv(&mine, 1, MPI_INT, other, 8, &theirs, 1, MPI_INT, other, 8, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    expect(theirs == other, "sendrecv");
+
+    MPI_Comm reversed;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - 1 - rank, &reversed);
+    int sub_rank;
+    MPI_Comm_rank(reversed, &sub_rank);
+    expect(sub_rank == other, "split rank");
+    MPI_Pcontrol(1, "split");
+    char text[5] = "abcd";
+    if (sub_rank == 0) {
+        MPI_Request request;
+        MPI_Isend(text, 5, MPI_CHAR, 1, 9, reversed, &request);
+        MPI_Wait(&request, MPI_STATUS_IGNORE);
+    } else {
+        char got[5] = "";
+        MPI_Recv(got, 5, MPI_CHAR, 0, 9, reversed, MPI_STATUS_IGNORE);
+        expect(got[3] == 'd', "split message");
+    }
+    MPI_Pcontrol(-1, "split");
+    MPI_Comm_free(&reversed);
+
+    MPI_Pcontrol(1, "phase1");
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Pcontrol(-1, "phase1");
+    MPI_Pcontrol(1, "inner");
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Pcontrol(-1, "inner");
+
+    MPI_Finalize();
+    return failures ? 1 : 0;
+}
