@@ -36,7 +36,7 @@ install: deps $(VENV)/.deps
 	$(PY) -m pip install -q --no-build-isolation .
 
 run: install
-	$(VENV)/bin/perfatlas run quick --db $(DB) --out $(OUT)
+	$(VENV)/bin/perfatlas --db $(DB) run quick --out $(OUT)
 
 test: install
 	$(PY) -m pytest -q tests

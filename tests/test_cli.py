@@ -153,3 +153,12 @@ def test_a_crashing_native_executable_is_one_sentence(cli, tmp_path, monkeypatch
     assert result.code == 2
     assert "pa-mem-latency was killed by SIGSEGV" in result.err
     assert count_results(cli.db) == 1
+
+
+def test_db_may_come_before_or_after_the_command(cli, tmp_path):
+    """`perfatlas --db A measure ...` and `perfatlas measure ... --db B` (as `make run` writes it)."""
+    before, after = tmp_path / "before.db", tmp_path / "after.db"
+    assert cli("measure", "mem.latency", "bytes=64KiB", *FAST, db_path=before).code == 0
+    assert cli("measure", "mem.latency", "bytes=64KiB", *FAST, "--db", str(after)).code == 0
+    assert count_results(before) == 1 and count_results(after) == 1
+    assert cli("show", "--db", str(after), "last").code == 0

@@ -223,8 +223,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    # --db may also follow the command (`perfatlas run --db x.db`); absent there, the top-level
+    # value (or its default) stands.
+    db_after_command = argparse.ArgumentParser(add_help=False)
+    db_after_command.add_argument("--db", default=argparse.SUPPRESS, help="results database")
+
     def command(name: str, function, help: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help, description=help)
+        p = sub.add_parser(name, help=help, description=help, parents=[db_after_command])
         p.set_defaults(function=function)
         return p
 
