@@ -84,12 +84,11 @@ def cmd_measure(args: argparse.Namespace) -> int:
     runner = Runner(store, machine)
     with runner.run(None, sys.argv):
         with progress_console.status(f"{benchmark.name} {benchmark.label(params)}"):
-            stored = runner.measure(benchmark, params, repeat=args.repeat)
+            docs = runner.measure(benchmark, params, repeat=args.repeat)
     results = store.results(runner.run_id)
     console.print(results_table(results, f"run {runner.run_id}"))
     print_warnings(results)
     if args.json:
-        docs = stored.documents
         Path(args.json).write_text(json.dumps(docs[0] if len(docs) == 1 else docs, indent=1))
     return 0
 

@@ -10,7 +10,6 @@ import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
@@ -22,16 +21,6 @@ from perfatlas.machine import Machine, software_versions
 from perfatlas.store import Store
 
 console = Console(stderr=True)
-
-
-@dataclass
-class Stored:
-    """One measurement as stored: its documents and the warnings attached to them."""
-
-    benchmark: Benchmark
-    params: dict[str, Any]
-    documents: list[dict]
-    warnings: list[list[str]] = field(default_factory=list)
 
 
 def merge_repeats(documents_per_repeat: list[list[dict]]) -> list[dict]:
@@ -74,8 +63,8 @@ class Runner:
         self.machine = machine
         self.run_id: int | None = None
 
-    def measure(self, benchmark: Benchmark, params: dict[str, Any], repeat: int = 1) -> Stored:
-        """Launch `repeat` times, validate, pool, and commit to the store."""
+    def measure(self, benchmark: Benchmark, params: dict[str, Any], repeat: int = 1) -> list[dict]:
+        """Launch `repeat` times, validate, pool, commit to the store; returns the documents."""
         launches = []
         for _ in range(repeat):
             documents = benchmark.run(params, self.machine)
@@ -83,12 +72,9 @@ class Runner:
                 validate(document, benchmark.name)
             launches.append(documents)
         documents = merge_repeats(launches) if repeat > 1 else launches[0]
-        stored = Stored(benchmark, params, documents)
         for document in documents:
-            warnings = benchmark.warnings(document)
-            self.store.add_document(self.run_id, document, warnings)
-            stored.warnings.append(warnings)
-        return stored
+            self.store.add_document(self.run_id, document, benchmark.warnings(document))
+        return documents
 
     @contextmanager
     def run(self, suite: str | None, argv: list[str]) -> Iterator[Runner]:
@@ -115,9 +101,8 @@ class Runner:
 
     def measure_all(
         self, measurements: list[tuple[Benchmark, dict[str, Any]]], repeat: int = 1
-    ) -> list[Stored]:
+    ) -> None:
         """Measure a list with a progress bar (every step that takes more than a second shows)."""
-        results = []
         with Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -130,7 +115,6 @@ class Runner:
             task = progress.add_task("measuring", total=len(measurements), current="")
             for benchmark, params in measurements:
                 progress.update(task, current=f"{benchmark.name} {benchmark.label(params)}")
-                results.append(self.measure(benchmark, params, repeat))
+                self.measure(benchmark, params, repeat)
                 progress.advance(task)
             progress.update(task, current="done")
-        return results
