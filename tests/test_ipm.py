@@ -1,13 +1,17 @@
-"""perfatlas-ipm, step 1: pa-ipm-exact (native/ipm/tests/exact.c) runs under mpirun np = 2 with
-libperfatlas-ipm.so preloaded; every count, byte, peer and region each rank wrote is asserted
-exactly, and a table too small for the program folds exactly the events it cannot hold."""
+"""perfatlas-ipm: pa-ipm-exact (native/ipm/tests/exact.c) runs under mpirun np = 2 with
+libperfatlas-ipm.so preloaded; every count, byte, peer and region each rank wrote, and every figure
+of the aggregated profile rank 0 wrote, is asserted exactly. A table too small for the program
+folds exactly the events it cannot hold; programs that end in MPI_Abort or without MPI_Finalize
+leave partial rank documents."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import subprocess
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -18,6 +22,10 @@ from perfatlas.native import bin_dir, executable
 # One event kind: (call, region path, bytes per event, peer as a world rank, events).
 Kind = tuple[str, str, int, int | None, int]
 
+REGIONS = ["", "phase1", "outer", "outer/inner", "split", "inner", "wild", "io"]
+SENDS = {"MPI_Send", "MPI_Isend", "MPI_Sendrecv"}  # the calls of exact.c in the matrix
+POSIX = {"open", "write", "fsync", "close", "fopen", "fwrite", "fclose"}
+
 
 def expected(rank: int) -> list[Kind]:
     """What exact.c does on `rank`, in program order (its header comment says the same)."""
@@ -25,9 +33,29 @@ def expected(rank: int) -> list[Kind]:
     if rank == 0:
         phase1 = [("MPI_Send", "phase1", 800, 1, 3)]
         split = [("MPI_Recv", "split", 5, 1, 1)]  # sub-rank 0 of the reversed comm is world 1
+        # 6 ints arrive at rank 1, 3 at rank 0: the bytes that arrived, from the real source.
+        wild = [
+            ("MPI_Send", "wild", 24, 1, 1),
+            ("MPI_Irecv", "wild", 12, 1, 1),
+            ("MPI_Waitany", "wild", 0, None, 1),
+        ]
     else:
         phase1 = [("MPI_Recv", "phase1", 800, 0, 3)]
         split = [("MPI_Isend", "split", 5, 0, 1), ("MPI_Wait", "split", 0, None, 1)]
+        wild = [("MPI_Recv", "wild", 24, 0, 1), ("MPI_Send", "wild", 12, 0, 1)]
+    io = [
+        ("open", "io", 0, None, 1),
+        ("write", "io", 1000, None, 1),
+        ("fsync", "io", 0, None, 1),
+        ("close", "io", 0, None, 1),
+        ("fopen", "io", 0, None, 1),
+        ("fwrite", "io", 80, None, 1),
+        ("fclose", "io", 0, None, 1),
+        ("MPI_File_open", "io", 0, None, 1),
+        ("MPI_File_write_at_all", "io", 64, None, 1),
+        ("MPI_File_read_at", "io", 64, None, 1),
+        ("MPI_File_close", "io", 0, None, 1),
+    ]
     return [
         *phase1,
         ("MPI_Allreduce", "", 8, None, 1),
@@ -39,16 +67,20 @@ def expected(rank: int) -> list[Kind]:
         ("MPI_Isend", "", 64, other, 1),
         ("MPI_Waitall", "", 0, None, 1),
         ("MPI_Sendrecv", "", 4, other, 1),
+        ("MPI_Comm_split", "", 0, None, 1),
         *split,
+        ("MPI_Comm_free", "", 0, None, 1),
         ("MPI_Barrier", "phase1", 0, None, 1),
         ("MPI_Barrier", "inner", 0, None, 1),
+        *wild,
+        *io,
     ]
 
 
-def run_exact(
-    folder: Path, env: dict[str, str] | None = None, program: str = "pa-ipm-exact"
-) -> list[dict]:
-    """A program (pa-ipm-exact unless told) under mpirun np = 2 with the profiler preloaded; the two rank documents."""
+def run_profiled(
+    folder: Path, program: str, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """`program args` under mpirun np = 2 with the profiler preloaded, writing into folder."""
     wanted = os.environ.get("PERFATLAS_MPIRUN") or "mpirun"
     mpirun = shutil.which(wanted)
     if mpirun is None:
@@ -65,10 +97,17 @@ def run_exact(
         argv = [mpirun, "-np", "2"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
         for name, value in variables.items():
             argv += ["-x", f"{name}={value}"]
-    argv.append(str(executable(program)))
-    done = subprocess.run(
+    argv += [str(executable(program)), *args]
+    return subprocess.run(
         argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
     )
+
+
+def run_exact(
+    folder: Path, env: dict[str, str] | None = None, program: str = "pa-ipm-exact"
+) -> list[dict]:
+    """A program (pa-ipm-exact unless told) that must succeed; the two rank documents."""
+    done = run_profiled(folder, program, str(folder), env=env)
     assert done.returncode == 0, done.stderr + done.stdout
     return [json.loads((folder / f"ipm-rank-{rank}.json").read_text()) for rank in (0, 1)]
 
@@ -105,8 +144,20 @@ def by_key(items: list[Kind]) -> list[Kind]:
 
 
 @pytest.fixture(scope="module")
-def full(tmp_path_factory) -> list[dict]:
-    return run_exact(tmp_path_factory.mktemp("ipm-full"))
+def full_run(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("ipm-full")
+    run_exact(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def full(full_run) -> list[dict]:
+    return [json.loads((full_run / f"ipm-rank-{rank}.json").read_text()) for rank in (0, 1)]
+
+
+@pytest.fixture(scope="module")
+def profile(full_run) -> dict:
+    return json.loads((full_run / "ipm-profile.json").read_text())
 
 
 def test_every_call_is_recorded_exactly_with_world_peers_and_regions(full):
@@ -134,11 +185,13 @@ def test_regions_are_nested_and_interned_by_parent_and_name(full):
             (3, "inner", 2),
             (4, "split", 0),
             (5, "inner", 0),
+            (6, "wild", 0),
+            (7, "io", 0),
         ]
 
 
 def test_sent_bytes_are_exact(full):
-    send = [r for r in full[0]["records"] if r["call"] == "MPI_Send"]
+    send = [r for r in full[0]["records"] if r["call"] == "MPI_Send" and r["region"] == 1]
     assert [(r["count"], r["bytes"], r["peer"], r["bucket"]) for r in send] == [(3, 2400, 1, 10)]
 
 
@@ -165,3 +218,130 @@ def test_threads_calling_mpi_at_once_lose_no_event(tmp_path):
         ]
         assert kinds(document) == [("MPI_Sendrecv", "threaded", 8, rank, 40000)]
         assert document["overflow"]["count"] == 0
+
+
+def test_partial_document_fields_of_a_complete_run(full):
+    for document in full:
+        assert document["partial"] is False and "reason" not in document
+        assert document["untracked_receives"] == 0
+        wall = {r["name"]: r for r in document["regions"]}
+        # Each region's categories add up to its wallclock; I/O happens in "io" only.
+        for region in document["regions"]:
+            total = region["calc_s"] + region["mpi_s"] + region["io_s"]
+            assert total == pytest.approx(region["wall_s"], rel=1e-9, abs=1e-12)
+            assert region["mpi_s"] >= 0 and region["io_s"] >= 0
+        assert wall["io"]["io_s"] > 0 and wall["wild"]["io_s"] == 0
+        assert wall[""]["io_s"] == pytest.approx(wall["io"]["io_s"])
+        assert (wall[""]["entries"], wall["phase1"]["entries"], wall["io"]["entries"]) == (1, 2, 1)
+
+
+def spread_ok(spread: dict, ranks: int) -> None:
+    assert spread["min"] <= spread["avg"] <= spread["max"]
+    assert spread["avg"] == pytest.approx(spread["sum"] / ranks)
+
+
+def expected_calls() -> dict[tuple[str, str], tuple[int, int, int]]:
+    """(region path, call) -> (events, bytes, ranks that made it), over both ranks."""
+    calls: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+    for rank in (0, 1):
+        made = set()
+        for call, region, size, _peer, events in expected(rank):
+            entry = calls[(region, call)]
+            entry[0] += events
+            entry[1] += size * events
+            made.add((region, call))
+        for key in made:
+            calls[key][2] += 1
+    return {key: tuple(value) for key, value in calls.items()}
+
+
+def test_the_profile_aggregates_every_call_of_every_rank_exactly(profile, full):
+    assert profile["schema"] == "perfatlas.ipm/1" and profile["partial"] is False
+    assert profile["tasks"] == 2 and Path(profile["command"][0]).name == "pa-ipm-exact"
+    assert profile["hardware_counters"]["available"] is False
+    paths = {region["id"]: region["path"] for region in profile["regions"]}
+    assert list(paths.values()) == REGIONS
+    found = {}
+    for call in profile["calls"]:
+        key = (paths[call["region"]], call["call"])
+        assert key not in found
+        found[key] = (call["count"], call["bytes"], call["ranks"])
+        category = "posix-io" if call["call"] in POSIX else "mpi"
+        category = "mpi-io" if call["call"].startswith("MPI_File_") else category
+        assert call["category"] == category
+        assert call["collective"] == (
+            call["call"] in {"MPI_Allreduce", "MPI_Barrier", "MPI_Bcast", "MPI_Reduce"}
+        )
+        spread_ok(call["time_s"], call["ranks"])
+        if not call["collective"]:
+            assert call["lbst_s"] == 0
+    assert found == expected_calls()
+    for region in profile["regions"]:
+        assert region["ranks"] == 2
+        assert region["entries"] == (4 if region["path"] == "phase1" else 2)
+
+
+def test_histogram_and_matrix_are_exact(profile):
+    histogram: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])
+    matrix = [[0, 0], [0, 0]]
+    messages = [[0, 0], [0, 0]]
+    for rank in (0, 1):
+        for call, _region, size, peer, events in expected(rank):
+            entry = histogram[(call, size.bit_length())]
+            entry[0] += events
+            entry[1] += size * events
+            if call in SENDS:
+                matrix[rank][peer] += size * events
+                messages[rank][peer] += events
+    found = {(h["call"], h["bucket"]): [h["count"], h["bytes"]] for h in profile["histogram"]}
+    assert found == dict(histogram)
+    assert profile["matrix"]["bytes"] == matrix == [[0, 2492], [85, 0]]
+    assert profile["matrix"]["messages"] == messages == [[0, 6], [4, 0]]
+
+
+def test_categories_add_up_and_lbst_follows_its_stated_method(profile, full):
+    regions = {region["path"]: region for region in profile["regions"]}
+    for region in profile["regions"]:
+        parts = sum(region[q]["sum"] for q in ("calc_s", "mpi_s", "io_s", "lbst_s"))
+        assert parts == pytest.approx(region["wall_s"]["sum"], rel=1e-9, abs=1e-12)
+        for quantity in ("wall_s", "calc_s", "mpi_s", "io_s", "lbst_s", "user_s", "system_s"):
+            spread_ok(region[quantity], region["ranks"])
+        assert region["lbst_s"]["min"] >= 0
+    # A rank waits (t_rank - least t over calling ranks) in each collective of each region.
+    lbst = defaultdict(float)
+    for call in profile["calls"]:
+        if call["collective"]:
+            time = call["time_s"]
+            assert call["lbst_s"] == pytest.approx(time["sum"] - call["ranks"] * time["min"])
+            path = profile["regions"][call["region"]]["path"]
+            names = path.split("/") if path else []
+            for depth in range(len(names) + 1):  # the region and every region enclosing it
+                lbst["/".join(names[:depth])] += call["lbst_s"]
+    for path, region in regions.items():
+        assert region["lbst_s"]["sum"] == pytest.approx(lbst.get(path, 0.0), abs=1e-12)
+    # The rank rows and wallclock are the whole program's figures, rank by rank.
+    assert [row["pid"] for row in profile["ranks"]] == [d["pid"] for d in full]
+    walls = [row["wall_s"] for row in profile["ranks"]]
+    assert profile["wallclock_s"]["sum"] == pytest.approx(sum(walls))
+    assert regions[""]["io_s"]["sum"] == pytest.approx(regions["io"]["io_s"]["sum"])
+    assert profile["overflow"] == {"count": 0, "bytes": 0, "time_s": 0.0, "ranks": 0}
+    assert profile["table"]["used_max"] == max(len(expected(rank)) for rank in (0, 1))
+
+
+def test_mpi_abort_leaves_a_partial_document(tmp_path):
+    done = run_profiled(tmp_path, "pa-ipm-partial", "abort")
+    assert done.returncode != 0
+    assert not (tmp_path / "ipm-profile.json").exists()
+    document = json.loads((tmp_path / "ipm-rank-1.json").read_text())
+    assert document["partial"] is True and document["reason"] == "MPI_Abort"
+    assert kinds(document) == [("MPI_Barrier", "before", 0, None, 2)]
+
+
+def test_an_exit_without_finalize_leaves_partial_documents(tmp_path):
+    run_profiled(tmp_path, "pa-ipm-partial", "exit")
+    for rank in (0, 1):
+        document = json.loads((tmp_path / f"ipm-rank-{rank}.json").read_text())
+        assert document["partial"] is True
+        assert document["reason"] == "exit without MPI_Finalize"
+        assert kinds(document) == [("MPI_Barrier", "before", 0, None, 2)]
+        assert not math.isnan(document["regions"][0]["wall_s"])

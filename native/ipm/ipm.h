@@ -1,34 +1,77 @@
-/* perfatlas-ipm: an IPM-style PMPI profiler (shared between the generated shims and the core). */
+/* perfatlas-ipm: an IPM-style PMPI profiler (shared between the shims and the core). */
 #ifndef PA_IPM_H
 #define PA_IPM_H
 
 #include <mpi.h>
 #include <stdint.h>
 
-/* One id per wrapped call, in calls.def order. */
+/* The kinds of calls.def: how a call's shim is shaped and what its events mean. */
+enum pa_ipm_kind {
+    PA_IPM_KIND_SEND,    /* point-to-point send: bytes to `peer` (the communication matrix) */
+    PA_IPM_KIND_RECV,    /* blocking receive: bytes and source from the status */
+    PA_IPM_KIND_IRECV,   /* nonblocking receive: bytes and source when its request completes */
+    PA_IPM_KIND_COLL,    /* blocking collective: load imbalance (LBST) applies */
+    PA_IPM_KIND_PUT,     /* one-sided transfer to `peer` (the communication matrix) */
+    PA_IPM_KIND_IO,      /* MPI-IO */
+    PA_IPM_KIND_IO_READ, /* MPI-IO read: bytes from the status */
+    PA_IPM_KIND_OTHER,   /* everything else */
+    PA_IPM_KIND_CUSTOM,  /* MPI, shim written by hand (requests.c) */
+    PA_IPM_KIND_POSIX,   /* POSIX or stdio I/O (posix.c) */
+};
+
+/* One id per recorded call: the MPI calls of calls.def, then the I/O calls of posix.def. */
 enum pa_ipm_call_id {
-#define PA_IPM_CALL(ret, name, params, args, bytes, peer, comm) PA_IPM_ID_##name,
+#define PA_IPM_CALL(kind, ret, name, params, args, bytes, peer, comm) PA_IPM_ID_##name,
 #include "calls.def"
 #undef PA_IPM_CALL
+#define PA_IPM_POSIX(name) PA_IPM_ID_##name,
+#include "posix.def"
+#undef PA_IPM_POSIX
     PA_IPM_NCALLS
 };
+
+extern const char *const pa_ipm_call_names[PA_IPM_NCALLS];
+extern const unsigned char pa_ipm_call_kinds[PA_IPM_NCALLS];
 
 /* The vocabulary of calls.def. */
 #define PA_IPM_NO_PEER (-1)
 #define PA_IPM_NO_BYTES ((uint64_t)0)
 #define PA_IPM_BYTES(count, datatype) pa_ipm_bytes((count), (datatype))
+#define PA_IPM_RECEIVED pa_ipm_received(status) /* RECV, IO_READ: from the status */
+#define PA_IPM_SOURCE (status->MPI_SOURCE)      /* RECV: the rank the message came from */
 
 /* count x the size of datatype, in bytes (0 for MPI_DATATYPE_NULL or a negative count). */
 uint64_t pa_ipm_bytes(int count, MPI_Datatype datatype);
+/* The bytes a completed receive's status says arrived. */
+uint64_t pa_ipm_received(const MPI_Status *status);
+
+/* 1 once MPI_Init has returned and until the profile is written: events are recorded. */
+extern int pa_ipm_active;
+/* Depth of MPI calls on this thread: I/O inside MPI (MPI-IO's own writes) is not counted twice. */
+extern _Thread_local int pa_ipm_in_mpi;
 
 /* The one function every shim calls: one event of `call` that moved `bytes` with `peer` (a rank
  * of `comm`, or negative for none) and took `ticks` timer ticks. Safe from any thread. */
 void pa_ipm_record(int call, uint64_t bytes, int peer, MPI_Comm comm, uint64_t ticks);
+/* The same, in a given region (a nonblocking receive's event belongs where it was posted). */
+void pa_ipm_record_at(int region, int call, uint64_t bytes, int peer, MPI_Comm comm,
+                      uint64_t ticks);
+/* This thread's innermost region (0: outside every region). */
+int pa_ipm_current_region(void);
 
-/* Lifecycle, called by the MPI_Init*, MPI_Pcontrol and MPI_Finalize wrappers. */
+/* Nonblocking receives (requests.c): remember a posted receive until its request completes. */
+void pa_ipm_post(MPI_Request request, int call, uint64_t posted_bytes, int peer, MPI_Comm comm,
+                 uint64_t ticks);
+void pa_ipm_flush_posted(void); /* at the end: receives that never completed, as posted */
+
+/* Lifecycle (lifecycle.c calls these; table.c implements them). */
 void pa_ipm_start(void);
 void pa_ipm_region(int level, const char *name);
-void pa_ipm_write(void);
+void pa_ipm_close_regions(void); /* regions still open at the end are closed there */
+
+/* Output: each rank's own document (rank.c), the aggregated profile and banner (aggregate.c). */
+void pa_ipm_write_rank(const char *partial_reason);
+void pa_ipm_write_profile(void);
 
 #define PA_IPM_EXPORT __attribute__((visibility("default")))
 

@@ -13,9 +13,24 @@
  *                 them with MPI_Recv: the peers recorded must be world ranks
  *   phase1 again: MPI_Barrier (the same region as before)
  *   inner:        MPI_Barrier (a region of the same name at the top level: a region of its own)
- * Every received value is checked; a wrong one exits with status 1. */
+ *   wild:         rank 0 sends 6 ints to rank 1, which receives them with MPI_Recv from
+ *                 MPI_ANY_SOURCE into room for 100, with MPI_STATUS_IGNORE; rank 1 sends 3 ints
+ *                 to rank 0, which receives them with MPI_Irecv from MPI_ANY_SOURCE into room for
+ *                 100 and MPI_Waitany with MPI_STATUS_IGNORE: the bytes recorded are those that
+ *                 arrived, the peers the real sources
+ *   io (perfatlas_ipm.h): open + write of 1000 bytes + fsync + close of DIR/posix-RANK.dat;
+ *                 fopen + fwrite of 10 doubles + fclose of DIR/stdio-RANK.dat; MPI_File_open of
+ *                 DIR/shared.dat, MPI_File_write_at_all of 16 ints at 64 x rank,
+ *                 MPI_File_read_at of them back, MPI_File_close (the POSIX I/O MPI-IO does
+ *                 underneath is not counted)
+ * DIR is the first argument (default "."). Every received value is checked; a wrong one exits
+ * with status 1. */
+#include <fcntl.h>
 #include <mpi.h>
 #include <stdio.h>
+#include <unistd.h>
+
+#include "perfatlas_ipm.h"
 
 static int failures;
 
@@ -116,6 +131,50 @@ int main(int argc, char **argv)
     MPI_Pcontrol(1, "inner");
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Pcontrol(-1, "inner");
+
+    MPI_Pcontrol(1, "wild");
+    int room[100] = {0};
+    if (rank == 0) {
+        int six[6] = {1, 2, 3, 4, 5, 6};
+        MPI_Send(six, 6, MPI_INT, 1, 10, MPI_COMM_WORLD);
+        MPI_Request request;
+        int index = -1;
+        MPI_Irecv(room, 100, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &request);
+        MPI_Waitany(1, &request, &index, MPI_STATUS_IGNORE);
+        expect(index == 0 && room[2] == 30, "wildcard irecv");
+    } else {
+        MPI_Recv(room, 100, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        expect(room[5] == 6, "wildcard recv");
+        int three[3] = {10, 20, 30};
+        MPI_Send(three, 3, MPI_INT, 0, 11, MPI_COMM_WORLD);
+    }
+    MPI_Pcontrol(-1, "wild");
+
+    perfatlas_ipm_begin("io");
+    const char *folder = argc > 1 ? argv[1] : ".";
+    char path[4096];
+    char bytes[1000] = {0};
+    snprintf(path, sizeof path, "%s/posix-%d.dat", folder, rank);
+    int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    expect(fd >= 0 && write(fd, bytes, sizeof bytes) == 1000, "posix write");
+    expect(fsync(fd) == 0 && close(fd) == 0, "posix close");
+    snprintf(path, sizeof path, "%s/stdio-%d.dat", folder, rank);
+    FILE *file = fopen(path, "w");
+    double ten[10] = {0};
+    expect(file != NULL && fwrite(ten, sizeof ten[0], 10, file) == 10, "stdio write");
+    expect(fclose(file) == 0, "stdio close");
+    snprintf(path, sizeof path, "%s/shared.dat", folder);
+    MPI_File shared;
+    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &shared);
+    int sixteen[16], back[16] = {0};
+    for (int i = 0; i < 16; i++)
+        sixteen[i] = rank * 100 + i;
+    MPI_File_write_at_all(shared, 64 * rank, sixteen, 16, MPI_INT, MPI_STATUS_IGNORE);
+    MPI_File_read_at(shared, 64 * rank, back, 16, MPI_INT, MPI_STATUS_IGNORE);
+    expect(back[15] == rank * 100 + 15, "MPI-IO read");
+    MPI_File_close(&shared);
+    perfatlas_ipm_end("io");
 
     MPI_Finalize();
     return failures ? 1 : 0;

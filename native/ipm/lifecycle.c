@@ -1,0 +1,79 @@
+/* The profiler's lifecycle, written by hand: MPI_Init* starts it, MPI_Pcontrol opens and closes
+ * regions, MPI_Finalize writes the profile. A program that calls MPI_Abort, or exits without
+ * MPI_Finalize (atexit), still leaves each rank's own document, flagged partial. */
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "ipm.h"
+
+static void stop(void)
+{
+    pa_ipm_close_regions();
+    pa_ipm_flush_posted();
+    pa_ipm_active = 0;
+}
+
+static void exit_without_finalize(void)
+{
+    if (!pa_ipm_active)
+        return;
+    stop();
+    pa_ipm_write_rank("exit without MPI_Finalize");
+}
+
+static int started(int code)
+{
+    if (code == MPI_SUCCESS) {
+        pa_ipm_start();
+        atexit(exit_without_finalize);
+    }
+    return code;
+}
+
+PA_IPM_EXPORT int MPI_Init(int *argc, char ***argv)
+{
+    pa_ipm_in_mpi++; /* files MPI opens while starting are its own */
+    int code = PMPI_Init(argc, argv);
+    pa_ipm_in_mpi--;
+    return started(code);
+}
+
+PA_IPM_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    pa_ipm_in_mpi++;
+    int code = PMPI_Init_thread(argc, argv, required, provided);
+    pa_ipm_in_mpi--;
+    return started(code);
+}
+
+/* MPI_Pcontrol(1, "name") enters region "name", MPI_Pcontrol(-1, "name") leaves it. */
+PA_IPM_EXPORT int MPI_Pcontrol(const int level, ...)
+{
+    if (level == 1 || level == -1) {
+        va_list rest;
+        va_start(rest, level);
+        const char *name = va_arg(rest, const char *);
+        va_end(rest);
+        pa_ipm_region(level, name);
+    }
+    return PMPI_Pcontrol(level);
+}
+
+PA_IPM_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+    if (pa_ipm_active) {
+        stop();
+        pa_ipm_write_rank("MPI_Abort");
+    }
+    return PMPI_Abort(comm, errorcode);
+}
+
+PA_IPM_EXPORT int MPI_Finalize(void)
+{
+    if (pa_ipm_active) {
+        stop();
+        pa_ipm_write_rank(NULL);
+        pa_ipm_write_profile();
+    }
+    return PMPI_Finalize();
+}

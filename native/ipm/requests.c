@@ -1,0 +1,273 @@
+/* Nonblocking receives: a posted MPI_Irecv is remembered by its request handle until a Wait or
+ * Test call completes it; then its event is recorded with the bytes and the source its status
+ * gives (a wildcard receive's real source), in the region where it was posted, with the time of
+ * the post. The Wait and Test shims are written here by hand (CUSTOM in calls.def).
+ *
+ * The pending receives live in a fixed open-addressing table with linear probing and
+ * backward-shift deletion (Knuth, TAOCP vol. 3, 6.4, Algorithm R), under the table lock. When it is
+ * full, a receive is recorded at its post with the posted capacity and counted as untracked.
+ * Completions snapshot the request handles first (completion overwrites them with
+ * MPI_REQUEST_NULL), and substitute real statuses for MPI_STATUS(ES)_IGNORE, only while some
+ * receive is pending: with none, a Wait costs what any shim costs. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "table.h"
+#include "timer.h"
+
+#define PA_IPM_MAX_PENDING 1024 /* a power of two */
+#define PA_IPM_STACK_REQUESTS 64
+
+typedef struct {
+    uint64_t handle; /* the request's bits; 0 = free */
+    int call, region, peer;
+    MPI_Comm comm;
+    uint64_t posted_bytes, ticks;
+} pending_t;
+
+static pending_t pending[PA_IPM_MAX_PENDING];
+static atomic_int pending_count;
+
+static uint64_t handle_bits(MPI_Request request)
+{
+    uint64_t bits = 0;
+    memcpy(&bits, &request, sizeof request < sizeof bits ? sizeof request : sizeof bits);
+    return bits;
+}
+
+static unsigned home_slot(uint64_t bits)
+{
+    bits *= 0x9e3779b97f4a7c15ull; /* Fibonacci hashing */
+    return (unsigned)(bits >> 54) & (PA_IPM_MAX_PENDING - 1);
+}
+
+void pa_ipm_post(MPI_Request request, int call, uint64_t posted_bytes, int peer, MPI_Comm comm,
+                 uint64_t ticks)
+{
+    if (!pa_ipm_active)
+        return;
+    uint64_t bits = handle_bits(request);
+    int region = pa_ipm_current_region();
+    pa_ipm_lock();
+    int full = atomic_load(&pending_count) == PA_IPM_MAX_PENDING - 1; /* keep one slot free */
+    if (!full) {
+        unsigned slot = home_slot(bits);
+        while (pending[slot].handle != 0 && pending[slot].handle != bits)
+            slot = (slot + 1) & (PA_IPM_MAX_PENDING - 1);
+        if (pending[slot].handle == 0)
+            atomic_fetch_add(&pending_count, 1);
+        pending[slot] = (pending_t){bits, call, region, peer, comm, posted_bytes, ticks};
+    } else {
+        pa_ipm.untracked_receives++;
+    }
+    pa_ipm_unlock();
+    if (full)
+        pa_ipm_record_at(region, call, posted_bytes, peer, comm, ticks);
+}
+
+/* Removes the pending receive with these bits into *found; 0 when there is none. */
+static int take(uint64_t bits, pending_t *found)
+{
+    pa_ipm_lock();
+    unsigned slot = home_slot(bits);
+    while (pending[slot].handle != 0 && pending[slot].handle != bits)
+        slot = (slot + 1) & (PA_IPM_MAX_PENDING - 1);
+    int hit = pending[slot].handle == bits;
+    if (hit) {
+        *found = pending[slot];
+        /* Algorithm R: move later entries of the probe run back into the hole. */
+        unsigned hole = slot, next = slot;
+        for (;;) {
+            next = (next + 1) & (PA_IPM_MAX_PENDING - 1);
+            if (pending[next].handle == 0)
+                break;
+            unsigned home = home_slot(pending[next].handle);
+            /* next may move to hole unless its home lies cyclically in (hole, next]. */
+            if (hole <= next ? (home <= hole || home > next) : (home <= hole && home > next)) {
+                pending[hole] = pending[next];
+                hole = next;
+            }
+        }
+        pending[hole].handle = 0;
+        atomic_fetch_sub(&pending_count, 1);
+    }
+    pa_ipm_unlock();
+    return hit;
+}
+
+/* The request with these bits completed with `status`: record its receive if it was one. */
+static void complete(uint64_t bits, const MPI_Status *status)
+{
+    pending_t receive;
+    if (bits == handle_bits(MPI_REQUEST_NULL) || !take(bits, &receive))
+        return;
+    pa_ipm_record_at(receive.region, receive.call, pa_ipm_received(status), status->MPI_SOURCE,
+                     receive.comm, receive.ticks);
+}
+
+void pa_ipm_flush_posted(void)
+{
+    for (int slot = 0; slot < PA_IPM_MAX_PENDING; slot++) {
+        const pending_t *left = &pending[slot];
+        if (left->handle != 0)
+            pa_ipm_record_at(left->region, left->call, left->posted_bytes, left->peer, left->comm,
+                             left->ticks);
+    }
+    memset(pending, 0, sizeof pending);
+    atomic_store(&pending_count, 0);
+}
+
+/* The requests of one Wait or Test call, and the statuses they complete with. */
+typedef struct {
+    int tracking; /* some receive is pending: handles and statuses are kept */
+    uint64_t *bits;
+    MPI_Status *statuses; /* what the PMPI_ call gets */
+    uint64_t bits_stack[PA_IPM_STACK_REQUESTS];
+    MPI_Status status_stack[PA_IPM_STACK_REQUESTS];
+} snapshot_t;
+
+/* Snapshots `count` requests; returns the statuses to pass on (the caller's, or our own where the
+ * caller ignores them). */
+static MPI_Status *snapshot_take(snapshot_t *s, int count, const MPI_Request *requests,
+                                 MPI_Status *caller, int ignored)
+{
+    s->tracking = atomic_load(&pending_count) > 0 && count > 0;
+    s->bits = s->bits_stack;
+    s->statuses = caller;
+    if (!s->tracking)
+        return caller;
+    if (count > PA_IPM_STACK_REQUESTS) {
+        s->bits = malloc((size_t)count * sizeof *s->bits);
+        s->statuses = ignored ? malloc((size_t)count * sizeof *s->statuses) : caller;
+        if (s->bits == NULL || s->statuses == NULL) { /* out of memory: pass the call through */
+            if (ignored)
+                free(s->statuses);
+            free(s->bits);
+            s->bits = s->bits_stack;
+            s->statuses = caller;
+            s->tracking = 0;
+            return caller;
+        }
+    } else if (ignored) {
+        s->statuses = s->status_stack;
+    }
+    for (int i = 0; i < count; i++)
+        s->bits[i] = handle_bits(requests[i]);
+    return s->statuses;
+}
+
+/* Request `index` completed with status number `slot` of the snapshot. */
+static void snapshot_complete(const snapshot_t *s, int index, int slot)
+{
+    if (s->tracking && index >= 0 && index != MPI_UNDEFINED)
+        complete(s->bits[index], &s->statuses[slot]);
+}
+
+static void snapshot_release(snapshot_t *s, const MPI_Status *caller)
+{
+    if (s->bits != s->bits_stack)
+        free(s->bits);
+    if (s->statuses != caller && s->statuses != s->status_stack)
+        free(s->statuses);
+}
+
+#define PA_IPM_COMPLETION(name, call)                                                             \
+    pa_ipm_in_mpi++;                                                                               \
+    uint64_t start = pa_ticks();                                                                   \
+    int code = call;                                                                               \
+    pa_ipm_record(PA_IPM_ID_##name, 0, -1, MPI_COMM_NULL, pa_ticks() - start);                     \
+    pa_ipm_in_mpi--
+
+PA_IPM_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    snapshot_t s;
+    MPI_Status *statuses = snapshot_take(&s, 1, request, status, status == MPI_STATUS_IGNORE);
+    PA_IPM_COMPLETION(MPI_Wait, PMPI_Wait(request, statuses));
+    snapshot_complete(&s, 0, 0);
+    return code;
+}
+
+PA_IPM_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    snapshot_t s;
+    MPI_Status *statuses = snapshot_take(&s, 1, request, status, status == MPI_STATUS_IGNORE);
+    PA_IPM_COMPLETION(MPI_Test, PMPI_Test(request, flag, statuses));
+    if (*flag)
+        snapshot_complete(&s, 0, 0);
+    return code;
+}
+
+PA_IPM_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    snapshot_t s;
+    MPI_Status *statuses =
+        snapshot_take(&s, count, requests, status, status == MPI_STATUS_IGNORE);
+    PA_IPM_COMPLETION(MPI_Waitany, PMPI_Waitany(count, requests, index, statuses));
+    snapshot_complete(&s, *index, 0);
+    snapshot_release(&s, status);
+    return code;
+}
+
+PA_IPM_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
+                              MPI_Status *status)
+{
+    snapshot_t s;
+    MPI_Status *statuses =
+        snapshot_take(&s, count, requests, status, status == MPI_STATUS_IGNORE);
+    PA_IPM_COMPLETION(MPI_Testany, PMPI_Testany(count, requests, index, flag, statuses));
+    if (*flag)
+        snapshot_complete(&s, *index, 0);
+    snapshot_release(&s, status);
+    return code;
+}
+
+PA_IPM_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+    snapshot_t s;
+    MPI_Status *kept =
+        snapshot_take(&s, count, requests, statuses, statuses == MPI_STATUSES_IGNORE);
+    PA_IPM_COMPLETION(MPI_Waitall, PMPI_Waitall(count, requests, kept));
+    for (int i = 0; i < count; i++)
+        snapshot_complete(&s, i, i);
+    snapshot_release(&s, statuses);
+    return code;
+}
+
+PA_IPM_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    snapshot_t s;
+    MPI_Status *kept =
+        snapshot_take(&s, count, requests, statuses, statuses == MPI_STATUSES_IGNORE);
+    PA_IPM_COMPLETION(MPI_Testall, PMPI_Testall(count, requests, flag, kept));
+    for (int i = 0; *flag && i < count; i++)
+        snapshot_complete(&s, i, i);
+    snapshot_release(&s, statuses);
+    return code;
+}
+
+PA_IPM_EXPORT int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                               MPI_Status statuses[])
+{
+    snapshot_t s;
+    MPI_Status *kept =
+        snapshot_take(&s, incount, requests, statuses, statuses == MPI_STATUSES_IGNORE);
+    PA_IPM_COMPLETION(MPI_Waitsome, PMPI_Waitsome(incount, requests, outcount, indices, kept));
+    for (int i = 0; *outcount != MPI_UNDEFINED && i < *outcount; i++)
+        snapshot_complete(&s, indices[i], i);
+    snapshot_release(&s, statuses);
+    return code;
+}
+
+PA_IPM_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                               MPI_Status statuses[])
+{
+    snapshot_t s;
+    MPI_Status *kept =
+        snapshot_take(&s, incount, requests, statuses, statuses == MPI_STATUSES_IGNORE);
+    PA_IPM_COMPLETION(MPI_Testsome, PMPI_Testsome(incount, requests, outcount, indices, kept));
+    for (int i = 0; *outcount != MPI_UNDEFINED && i < *outcount; i++)
+        snapshot_complete(&s, indices[i], i);
+    snapshot_release(&s, statuses);
+    return code;
+}

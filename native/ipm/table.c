@@ -1,0 +1,344 @@
+/* The record table of perfatlas-ipm, and its regions.
+ *
+ * One fixed-size open-addressing hash table per process, keyed by (region, call, size bucket,
+ * peer as a rank of MPI_COMM_WORLD); each record keeps the event count, the exact bytes and the
+ * total, minimum and maximum time. Memory is fixed (no allocation on the event path): when no slot
+ * is left, an event is folded into one overflow record whose count the profile gives, so nothing
+ * is dropped silently.
+ *
+ * Threads (MPI_THREAD_MULTIPLE): every update happens under one spinlock (a C11 atomic_flag), held
+ * for a few dozen instructions. Region stacks are per thread (_Thread_local): MPI_Pcontrol in one
+ * thread places that thread's calls. */
+#define _GNU_SOURCE /* RUSAGE_THREAD */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+
+#include "table.h"
+#include "timer.h"
+
+#define PA_IPM_MAX_DEPTH 16
+
+const char *const pa_ipm_call_names[PA_IPM_NCALLS] = {
+#define PA_IPM_CALL(kind, ret, name, params, args, bytes, peer, comm) #name,
+#include "calls.def"
+#undef PA_IPM_CALL
+#define PA_IPM_POSIX(name) #name,
+#include "posix.def"
+#undef PA_IPM_POSIX
+};
+
+const unsigned char pa_ipm_call_kinds[PA_IPM_NCALLS] = {
+#define PA_IPM_CALL(kind, ret, name, params, args, bytes, peer, comm) PA_IPM_KIND_##kind,
+#include "calls.def"
+#undef PA_IPM_CALL
+#define PA_IPM_POSIX(name) PA_IPM_KIND_POSIX,
+#include "posix.def"
+#undef PA_IPM_POSIX
+};
+
+pa_ipm_state_t pa_ipm = {.capacity = PA_IPM_MAX_RECORDS,
+                         .regions = {{.name = "", .parent = -1}},
+                         .region_count = 1,
+                         .rank = -1,
+                         .comm = MPI_COMM_NULL};
+int pa_ipm_active;
+_Thread_local int pa_ipm_in_mpi;
+
+static atomic_flag table_lock = ATOMIC_FLAG_INIT;
+static int rank_cache_key = MPI_KEYVAL_INVALID;
+
+/* This thread's open regions; depth may exceed PA_IPM_MAX_DEPTH (deeper levels are counted, and
+ * their events go to the deepest region kept). */
+typedef struct {
+    int id;
+    uint64_t entered;
+    double user_s, system_s;
+} open_region_t;
+static _Thread_local open_region_t region_stack[PA_IPM_MAX_DEPTH];
+static _Thread_local int region_depth;
+
+void pa_ipm_lock(void)
+{
+    while (atomic_flag_test_and_set_explicit(&table_lock, memory_order_acquire))
+        ;
+}
+
+void pa_ipm_unlock(void) { atomic_flag_clear_explicit(&table_lock, memory_order_release); }
+
+void pa_ipm_cpu_seconds(int who, double *user_s, double *system_s)
+{
+    struct rusage usage;
+    getrusage(who, &usage);
+    *user_s = (double)usage.ru_utime.tv_sec + 1e-6 * (double)usage.ru_utime.tv_usec;
+    *system_s = (double)usage.ru_stime.tv_sec + 1e-6 * (double)usage.ru_stime.tv_usec;
+}
+
+int pa_ipm_current_region(void)
+{
+    if (region_depth == 0)
+        return 0;
+    int top = region_depth < PA_IPM_MAX_DEPTH ? region_depth : PA_IPM_MAX_DEPTH;
+    return region_stack[top - 1].id;
+}
+
+/* A communicator's ranks as ranks of MPI_COMM_WORLD, cached on the communicator as an MPI
+ * attribute (freed with it): translated once per communicator, not once per call. */
+static int free_rank_cache(MPI_Comm comm, int key, void *cache, void *extra)
+{
+    (void)comm, (void)key, (void)extra;
+    free(cache);
+    return MPI_SUCCESS;
+}
+
+void pa_ipm_start(void)
+{
+    pa_timer_init();
+    PMPI_Comm_rank(MPI_COMM_WORLD, &pa_ipm.rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &pa_ipm.size);
+    PMPI_Comm_dup(MPI_COMM_WORLD, &pa_ipm.comm);
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_rank_cache, &rank_cache_key, NULL);
+    const char *size = getenv("PERFATLAS_IPM_TABLE_SIZE");
+    if (size && *size) {
+        int wanted = atoi(size);
+        pa_ipm.capacity = wanted < 1                    ? 1
+                          : wanted > PA_IPM_MAX_RECORDS ? PA_IPM_MAX_RECORDS
+                                                        : wanted;
+    }
+    struct timeval now;
+    gettimeofday(&now, NULL);
+    pa_ipm.start_unix = (double)now.tv_sec + 1e-6 * (double)now.tv_usec;
+    pa_ipm_cpu_seconds(RUSAGE_SELF, &pa_ipm.start_user_s, &pa_ipm.start_system_s);
+    pa_ipm.start_ticks = pa_ticks();
+    pa_ipm_active = 1;
+}
+
+uint64_t pa_ipm_bytes(int count, MPI_Datatype datatype)
+{
+    int size = 0;
+    if (count <= 0 || datatype == MPI_DATATYPE_NULL)
+        return 0;
+    if (PMPI_Type_size(datatype, &size) != MPI_SUCCESS)
+        return 0;
+    return (uint64_t)count * (uint64_t)size;
+}
+
+/* MPI_Get_count with MPI_BYTE gives the bytes a status describes, whatever the datatype of the
+ * receive (Open MPI and MPICH keep the byte count in the status). */
+uint64_t pa_ipm_received(const MPI_Status *status)
+{
+    int bytes = 0;
+    if (PMPI_Get_count(status, MPI_BYTE, &bytes) != MPI_SUCCESS || bytes == MPI_UNDEFINED)
+        return 0;
+    return bytes < 0 ? 0 : (uint64_t)bytes;
+}
+
+static int *rank_cache(MPI_Comm comm)
+{
+    int *cache = NULL, found = 0;
+    PMPI_Comm_get_attr(comm, rank_cache_key, &cache, &found);
+    if (found)
+        return cache;
+    int inter = 0, size = 0;
+    MPI_Group group, world;
+    PMPI_Comm_test_inter(comm, &inter);
+    if ((inter ? PMPI_Comm_remote_group(comm, &group) : PMPI_Comm_group(comm, &group)) !=
+        MPI_SUCCESS)
+        return NULL;
+    PMPI_Group_size(group, &size);
+    cache = malloc(2 * (size_t)size * sizeof *cache);
+    if (cache != NULL) {
+        int *ranks = cache + size;
+        for (int rank = 0; rank < size; rank++)
+            ranks[rank] = rank;
+        PMPI_Comm_group(MPI_COMM_WORLD, &world);
+        PMPI_Group_translate_ranks(group, size, ranks, world, cache);
+        PMPI_Group_free(&world);
+        cache = realloc(cache, (size_t)size * sizeof *cache); /* shrinking: cannot fail */
+        PMPI_Comm_set_attr(comm, rank_cache_key, cache);
+    }
+    PMPI_Group_free(&group);
+    return cache;
+}
+
+/* A peer rank of comm as a rank of MPI_COMM_WORLD (-1 for none: MPI_ANY_SOURCE, MPI_PROC_NULL,
+ * MPI_ROOT). An intercommunicator's peer is a rank of its remote group. */
+static int world_peer(int peer, MPI_Comm comm)
+{
+    if (peer < 0 || comm == MPI_COMM_NULL)
+        return -1;
+    if (comm == MPI_COMM_WORLD)
+        return peer;
+    const int *cache = rank_cache(comm);
+    if (cache == NULL)
+        return -1;
+    return cache[peer] == MPI_UNDEFINED ? -1 : cache[peer];
+}
+
+/* Size bucket: the bit length of bytes, so bucket b holds [2^(b-1), 2^b) bytes and 0 holds 0. */
+static int size_bucket(uint64_t bytes) { return bytes ? 64 - __builtin_clzll(bytes) : 0; }
+
+static uint64_t key_hash(int region, int call, int bucket, int peer)
+{
+    uint64_t key = ((uint64_t)(uint32_t)peer << 32) ^ ((uint64_t)region << 16) ^
+                   ((uint64_t)call << 7) ^ (uint64_t)bucket;
+    key ^= key >> 33; /* murmur3's finalizer */
+    key *= 0xff51afd7ed558ccdull;
+    key ^= key >> 33;
+    key *= 0xc4ceb9fe1a85ec53ull;
+    return key ^ (key >> 33);
+}
+
+static void add_event(pa_ipm_record_t *record, uint64_t bytes, uint64_t ticks)
+{
+    if (record->count == 0 || ticks < record->ticks_min)
+        record->ticks_min = ticks;
+    if (ticks > record->ticks_max)
+        record->ticks_max = ticks;
+    record->count++;
+    record->bytes += bytes;
+    record->ticks_total += ticks;
+}
+
+void pa_ipm_record(int call, uint64_t bytes, int peer, MPI_Comm comm, uint64_t ticks)
+{
+    if (pa_ipm_active)
+        pa_ipm_record_at(pa_ipm_current_region(), call, bytes, peer, comm, ticks);
+}
+
+void pa_ipm_record_at(int region, int call, uint64_t bytes, int peer, MPI_Comm comm,
+                      uint64_t ticks)
+{
+    int bucket = size_bucket(bytes);
+    int world = world_peer(peer, comm);
+    uint64_t capacity = (uint64_t)pa_ipm.capacity;
+    uint64_t start = key_hash(region, call, bucket, world) % capacity;
+    pa_ipm_lock();
+    pa_ipm_record_t *found = &pa_ipm.overflow;
+    for (uint64_t probe = 0; probe < capacity; probe++) {
+        pa_ipm_record_t *slot = &pa_ipm.records[(start + probe) % capacity];
+        if (!slot->used) {
+            *slot = (pa_ipm_record_t){1, region, call, bucket, world, 0, 0, 0, 0, 0};
+            pa_ipm.used++;
+            found = slot;
+            break;
+        }
+        if (slot->region == region && slot->call == call && slot->bucket == bucket &&
+            slot->peer == world) {
+            found = slot;
+            break;
+        }
+    }
+    add_event(found, bytes, ticks);
+    pa_ipm_unlock();
+}
+
+/* The region named `name` inside `parent`, added if new; -1 when the region table is full. */
+static int intern_region(int parent, const char *name)
+{
+    for (int id = 1; id < pa_ipm.region_count; id++)
+        if (pa_ipm.regions[id].parent == parent &&
+            strncmp(pa_ipm.regions[id].name, name, PA_IPM_REGION_NAME - 1) == 0)
+            return id;
+    if (pa_ipm.region_count == PA_IPM_MAX_REGIONS)
+        return -1;
+    pa_ipm_region_t *region = &pa_ipm.regions[pa_ipm.region_count];
+    snprintf(region->name, sizeof region->name, "%s", name);
+    region->parent = parent;
+    return pa_ipm.region_count++;
+}
+
+/* Leaves this thread's innermost region: its wallclock and CPU time since entry are added. */
+static void leave_region(uint64_t now)
+{
+    region_depth--;
+    if (region_depth >= PA_IPM_MAX_DEPTH)
+        return; /* a level deeper than the stack keeps: its time is its parent's */
+    const open_region_t *open = &region_stack[region_depth];
+    double user_s, system_s;
+    pa_ipm_cpu_seconds(RUSAGE_THREAD, &user_s, &system_s);
+    pa_ipm_region_t *region = &pa_ipm.regions[open->id];
+    region->entries++;
+    region->ticks += now - open->entered;
+    region->user_s += user_s - open->user_s;
+    region->system_s += system_s - open->system_s;
+}
+
+void pa_ipm_region(int level, const char *name)
+{
+    if (!pa_ipm_active)
+        return;
+    uint64_t now = pa_ticks();
+    if (name == NULL)
+        name = "(null)";
+    int parent = pa_ipm_current_region();
+    pa_ipm_lock();
+    if (level == 1) {
+        int id = intern_region(parent, name);
+        if (id < 0) {
+            pa_ipm.regions_full++;
+            id = parent; /* its events are counted in the enclosing region */
+        }
+        if (region_depth < PA_IPM_MAX_DEPTH) {
+            open_region_t *open = &region_stack[region_depth];
+            open->id = id;
+            open->entered = now;
+            pa_ipm_cpu_seconds(RUSAGE_THREAD, &open->user_s, &open->system_s);
+        }
+        region_depth++;
+    } else if (region_depth == 0) {
+        pa_ipm.unbalanced_pops++;
+    } else {
+        if (strncmp(pa_ipm.regions[parent].name, name, PA_IPM_REGION_NAME - 1) != 0)
+            pa_ipm.mismatched_pops++;
+        leave_region(now);
+    }
+    pa_ipm_unlock();
+}
+
+void pa_ipm_close_regions(void)
+{
+    uint64_t now = pa_ticks();
+    pa_ipm_lock();
+    while (region_depth > 0)
+        leave_region(now);
+    pa_ipm_region_t *program = &pa_ipm.regions[0];
+    double user_s, system_s;
+    pa_ipm_cpu_seconds(RUSAGE_SELF, &user_s, &system_s);
+    program->entries = 1;
+    program->ticks = now - pa_ipm.start_ticks;
+    program->user_s = user_s - pa_ipm.start_user_s;
+    program->system_s = system_s - pa_ipm.start_system_s;
+    pa_ipm.end_ticks = now;
+    pa_ipm_unlock();
+}
+
+int pa_ipm_is_io(int call)
+{
+    int kind = pa_ipm_call_kinds[call];
+    return kind == PA_IPM_KIND_IO || kind == PA_IPM_KIND_IO_READ || kind == PA_IPM_KIND_POSIX;
+}
+
+void pa_ipm_add_inclusive(double values[], const int parents[], int region, double value)
+{
+    for (; region >= 0; region = parents[region])
+        values[region] += value;
+}
+
+void pa_ipm_region_times(double mpi_s[], double io_s[])
+{
+    int parents[PA_IPM_MAX_REGIONS];
+    for (int id = 0; id < pa_ipm.region_count; id++) {
+        parents[id] = pa_ipm.regions[id].parent;
+        mpi_s[id] = io_s[id] = 0;
+    }
+    for (int slot = 0; slot < pa_ipm.capacity; slot++) {
+        const pa_ipm_record_t *record = &pa_ipm.records[slot];
+        if (record->used)
+            pa_ipm_add_inclusive(pa_ipm_is_io(record->call) ? io_s : mpi_s, parents,
+                                 record->region, pa_ticks_to_seconds(record->ticks_total));
+    }
+}

@@ -1,0 +1,68 @@
+/* The state of perfatlas-ipm shared by its parts: the record table, the regions, the counters. */
+#ifndef PA_IPM_TABLE_H
+#define PA_IPM_TABLE_H
+
+#include <stdint.h>
+
+#include "ipm.h"
+
+#define PA_IPM_MAX_RECORDS 4096 /* the compiled-in capacity; $PERFATLAS_IPM_TABLE_SIZE lowers it */
+#define PA_IPM_MAX_REGIONS 64
+#define PA_IPM_REGION_NAME 64
+#define PA_IPM_BUCKETS 65 /* size buckets: 0 bytes, then [2^(b-1), 2^b) for b = 1..64 */
+
+typedef struct {
+    int used;
+    int region, call, bucket, peer; /* the key; peer is a world rank, or -1 for none */
+    uint64_t count, bytes;
+    uint64_t ticks_total, ticks_min, ticks_max;
+} pa_ipm_record_t;
+
+typedef struct {
+    char name[PA_IPM_REGION_NAME];
+    int parent;       /* region id; -1 for region 0, the whole program */
+    uint64_t entries; /* times a thread left it (region 0: once) */
+    uint64_t ticks;   /* wallclock inside it, summed over entries */
+    double user_s, system_s; /* CPU time of the threads inside it (RUSAGE_THREAD) */
+} pa_ipm_region_t;
+
+typedef struct {
+    pa_ipm_record_t records[PA_IPM_MAX_RECORDS];
+    pa_ipm_record_t overflow; /* every event that found no slot */
+    int capacity, used;
+    pa_ipm_region_t regions[PA_IPM_MAX_REGIONS];
+    int region_count;
+    uint64_t regions_full;       /* MPI_Pcontrol(1, ...) that found the region table full */
+    uint64_t unbalanced_pops;    /* MPI_Pcontrol(-1, ...) outside every region */
+    uint64_t mismatched_pops;    /* MPI_Pcontrol(-1, name) whose name is not the innermost */
+    uint64_t untracked_receives; /* nonblocking receives recorded as posted (request table full) */
+    int rank, size;
+    MPI_Comm comm; /* a duplicate of MPI_COMM_WORLD for the profiler's own reductions */
+    uint64_t start_ticks, end_ticks;
+    double start_unix;
+    double start_user_s, start_system_s; /* RUSAGE_SELF at MPI_Init */
+} pa_ipm_state_t;
+
+extern pa_ipm_state_t pa_ipm;
+
+/* The table lock: every update of pa_ipm after MPI_Init happens under it. */
+void pa_ipm_lock(void);
+void pa_ipm_unlock(void);
+
+/* User and system CPU seconds of this thread (who = RUSAGE_THREAD) or process (RUSAGE_SELF). */
+void pa_ipm_cpu_seconds(int who, double *user_s, double *system_s);
+
+/* 1 for the I/O calls (MPI-IO, POSIX, stdio), 0 for the rest. */
+int pa_ipm_is_io(int call);
+/* Adds value to values[region] and to every region enclosing it (parents[0] = -1). */
+void pa_ipm_add_inclusive(double values[], const int parents[], int region, double value);
+/* Seconds in MPI (MPI-IO excluded) and in I/O per region of this rank, nested regions included. */
+void pa_ipm_region_times(double mpi_s[], double io_s[]);
+
+/* Output files in $PERFATLAS_IPM_DIR (rank.c): open (NULL and one sentence on failure), close. */
+#include <stdio.h>
+#include "json.h"
+FILE *pa_ipm_open_output(const char *name, char *path, size_t path_size);
+void pa_ipm_close_output(FILE *file, pa_json *json, const char *path);
+
+#endif
