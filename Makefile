@@ -11,7 +11,8 @@ OUT    ?= perfatlas-out
 DEBIAN_PACKAGES := build-essential cmake ninja-build pkg-config python3-venv python3-dev \
                    libhwloc-dev hwloc libnuma-dev numactl libsqlite3-dev \
                    chromium likwid \
-                   openmpi-bin libopenmpi-dev mpich libmpich-dev iproute2 hpcc
+                   openmpi-bin libopenmpi-dev mpich libmpich-dev iproute2 hpcc \
+                   libsuitesparse-dev libmumps-dev libmetis-dev libopenblas-openmp-dev
 
 .PHONY: all deps install run test test-mpich bench lint clean
 all: install

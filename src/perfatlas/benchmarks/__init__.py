@@ -1,6 +1,7 @@
 """The benchmark registry: importing this package registers every benchmark module."""
 
 from perfatlas.benchmarks import (  # noqa: F401
+    app_spsolve,
     comm_collectives,
     comm_complement,
     comm_distance,

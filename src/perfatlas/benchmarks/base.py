@@ -192,7 +192,7 @@ class Benchmark:
                     "units": dict(self.metrics),
                 }
             ]
-        launcher = get_launcher(self.launcher)
+        launcher = get_launcher(self.launcher_for(params))
         launch = launcher.prepare(
             executable(self.executable),
             self.native_args(params, machine),
@@ -206,6 +206,10 @@ class Benchmark:
             if isinstance(document, dict):
                 document.setdefault("launch", launch.record())
         return documents
+
+    def launcher_for(self, params: dict[str, Any]) -> str:
+        """The launcher of one parameter set (a benchmark whose solvers differ may choose)."""
+        return self.launcher
 
     def warnings(self, document: dict) -> list[str]:
         """What is doubtful about one result document, each with its fix (stored with it)."""

@@ -1,0 +1,145 @@
+"""app.spsolve: a sparse symmetric positive definite direct solve, the application proxy of
+sparse implicit codes (finite elements, circuits, power networks).
+
+The matrix comes from a Matrix Market file (`matrix=`) or is generated (`problem=` laplace2d,
+laplace3d: finite-difference Laplacians; elasticity3d: a trilinear-hexahedron stiffness matrix of
+the unit cube, 3 dofs per node, one face clamped). The whole solve is repeated `repeat` times and
+every phase keeps one sample per repetition: the fill-reducing ordering (AMD or METIS nested
+dissection, computed once for both solvers), the symbolic analysis, the numeric factorization and
+the triangular solves. CHOLMOD (supernodal) runs in one process with `threads` OpenBLAS threads;
+MUMPS (multifrontal) on `np` MPI ranks, the matrix centralized on rank 0. The residual
+||b - A x|| / ||b|| is computed from the assembled matrix, independently of the solver.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from perfatlas.benchmarks.base import Benchmark, Param, choice_param, int_param, register
+from perfatlas.benchmarks.mpi import np_param
+from perfatlas.errors import UserError
+from perfatlas.launchers import MPI_MISSING
+from perfatlas.machine import Machine
+
+PROBLEMS = ("laplace2d", "laplace3d", "elasticity3d")
+
+
+def number_param(name: str, default: float, help: str, minimum: float, maximum: float) -> Param:
+    def parse(text: str) -> float:
+        try:
+            return float(text)
+        except ValueError:
+            raise UserError(f"{name}='{text}' is not a number") from None
+
+    return Param(
+        name, parse, default, help, minimum=minimum, maximum=maximum, format=lambda v: f"{v:g}"
+    )
+
+
+@register
+class AppSpsolve(Benchmark):
+    name = "app.spsolve"
+    summary = "sparse SPD direct solve (CHOLMOD or MUMPS): ordering, analysis, factorization, solve"
+    executable = "pa-spsolve"
+    metrics = {
+        "reorder_s": "s",
+        "symbolic_s": "s",
+        "analysis_s": "s",
+        "numeric_s": "s",
+        "solve_s": "s",
+        "factorization_flops_per_s": "flop/s",
+    }
+    params = (
+        Param(
+            "matrix",
+            str,
+            None,
+            "a Matrix Market file (coordinate; real, integer or pattern; general or symmetric)",
+        ),
+        Param("problem", str, None, "a generated problem instead of a file", choices=PROBLEMS),
+        int_param(
+            "n",
+            32,
+            "grid points per edge (laplace2d, laplace3d) or elements per edge (elasticity3d)",
+            maximum=10**6,
+        ),
+        number_param("E", 1.0, "Young's modulus (elasticity3d)", 1e-300, 1e300),
+        number_param("nu", 0.3, "Poisson's ratio (elasticity3d)", 0.0, 0.49),
+        choice_param(
+            "solver",
+            ("cholmod", "mumps"),
+            "cholmod: supernodal, one process, threads; mumps: multifrontal, np MPI ranks",
+        ),
+        choice_param(
+            "ordering",
+            ("amd", "metis"),
+            "amd: approximate minimum degree; metis: nested dissection",
+        ),
+        int_param("threads", 1, "OpenMP and OpenBLAS threads (of each rank with mumps)"),
+        np_param(default=1),
+        int_param(
+            "repeat",
+            7,
+            "repetitions of the whole solve (one sample per phase each)",
+            maximum=100000,
+        ),
+        int_param("warmup", 1, "untimed repetitions of the whole solve before those", minimum=0),
+        choice_param("rhs", ("ones", "random"), "b = A * ones, or fixed pseudo-random values"),
+    )
+
+    def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
+        raw = dict(raw)
+        if raw.get("np") == "all":
+            raw["np"] = str(len(machine.pus))
+        params = super().resolve(raw, machine)
+        if (params["matrix"] is None) == (params["problem"] is None):
+            raise UserError(
+                f"{self.name}: give matrix=FILE (Matrix Market) or problem="
+                f"{'|'.join(PROBLEMS)} with n=..., "
+                + ("not both" if params["matrix"] else "one of them")
+            )
+        if params["matrix"] is not None:
+            path = Path(params["matrix"]).expanduser()
+            if not path.is_file():
+                raise UserError(f"{self.name}: the matrix file {params['matrix']} does not exist")
+            params["matrix"] = str(path.resolve())
+        return params
+
+    def check(self, params: dict[str, Any], machine: Machine) -> None:
+        if params["threads"] > len(machine.pus):
+            raise UserError(
+                f"{self.name}: threads={params['threads']} exceeds the {len(machine.pus)} PUs of "
+                "this machine"
+            )
+        if params["solver"] == "cholmod" and params["np"] != 1:
+            raise UserError(
+                f"{self.name}: np={params['np']} applies to solver=mumps; CHOLMOD runs in one "
+                "process (give threads= instead)"
+            )
+
+    def launcher_for(self, params: dict[str, Any]) -> str:
+        return "mpirun" if params["solver"] == "mumps" else "local"
+
+    def native_args(self, params: dict[str, Any], machine: Machine) -> list[str]:
+        return [
+            f"{key}={value}" for key, value in params.items() if key != "np" and value is not None
+        ]
+
+    def run(self, params: dict[str, Any], machine: Machine) -> list[dict]:
+        if params["solver"] == "mumps" and shutil.which("mpirun") is None:
+            raise UserError(f"{MPI_MISSING}: no mpirun on PATH")
+        return super().run(params, machine)
+
+    def label(self, params: dict[str, Any]) -> str:
+        source = (
+            Path(params["matrix"]).name
+            if params.get("matrix")
+            else f"{params.get('problem')} n={params.get('n')}"
+        )
+        shown = [source, f"solver={params.get('solver')}", f"ordering={params.get('ordering')}"]
+        if params.get("solver") == "mumps":
+            shown.append(f"np={params.get('np')}")
+        shown.append(f"threads={params.get('threads')}")
+        return " ".join(shown)
