@@ -1,4 +1,5 @@
-"""The perfatlas command line: run, measure, list, show, report, compare, export, topo, doctor."""
+"""The perfatlas command line: run, measure, list, show, report, profile, compare, export, topo,
+doctor."""
 
 from __future__ import annotations
 
@@ -134,12 +135,38 @@ def cmd_report(args: argparse.Namespace) -> int:
     from perfatlas.report import write_report
     from perfatlas.runner import console
 
+    if args.profile:
+        return _report_profile(args)
+    if args.run is None:
+        raise UserError("give the run to report (a run id or 'last'), or --profile FILE")
     store = _store(args)
     run_id = store.resolve_run(args.run)
     with console.status("writing the HTML report"):
         path = write_report(store, run_id, Path(args.output or f"perfatlas-run-{run_id}.html"))
     print(path.resolve())
     return 0
+
+
+def _report_profile(args: argparse.Namespace) -> int:
+    """A profile file drawn as it is, without storing it."""
+    from perfatlas.profile.partial import read_path
+    from perfatlas.report import write_profile_report
+
+    if args.run is not None:
+        raise UserError("give a run or --profile FILE, not both")
+    source = Path(args.profile)
+    path = write_profile_report(
+        read_path(source), source, Path(args.output or "perfatlas-profile.html")
+    )
+    print(path.resolve())
+    return 0
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    from perfatlas.profile.session import profile
+
+    command = args.program[1:] if args.program[:1] == ["--"] else args.program
+    return profile(command, args.out, args.json, _store(args), sys.argv)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -250,9 +277,34 @@ def build_parser() -> argparse.ArgumentParser:
     command("list", cmd_list, "list suites and benchmarks with their parameters")
     p = command("show", cmd_show, "list runs, or show one run's results")
     p.add_argument("run", nargs="?", help="run id or 'last'")
-    p = command("report", cmd_report, "write the HTML report of a run")
-    p.add_argument("run", help="run id or 'last'")
-    p.add_argument("-o", "--output", help="HTML file (default perfatlas-run-N.html)")
+    p = command("report", cmd_report, "write the HTML report of a run, or of a profile file")
+    p.add_argument("run", nargs="?", help="run id or 'last'")
+    p.add_argument(
+        "--profile",
+        metavar="FILE",
+        help="draw this perfatlas-ipm profile (ipm-profile.json, a --json copy, or a folder of "
+        "rank files) without storing it",
+    )
+    p.add_argument(
+        "-o", "--output", help="HTML file (default perfatlas-run-N.html, perfatlas-profile.html)"
+    )
+    p = command(
+        "profile",
+        cmd_profile,
+        "run an MPI program under perfatlas-ipm, store its profile and write its report",
+    )
+    p.add_argument(
+        "--out",
+        help="folder for the library's files and the report (default "
+        "./perfatlas-profile-YYYYmmdd-HHMMSS)",
+    )
+    p.add_argument("--json", help="also write the profile document to this file")
+    p.add_argument(
+        "program",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND",
+        help="the command to profile, e.g. -- mpirun -np 4 ./app args",
+    )
     p = command("compare", cmd_compare, "compare two runs: ratios with confidence intervals")
     p.add_argument("run_a")
     p.add_argument("run_b")
@@ -271,6 +323,8 @@ def _join_option_values(argv: list[str]) -> list[str]:
     write it as `--mpirun-args=...` so that it is passed through untouched."""
     joined, words = [], iter(argv)
     for word in words:
+        if word == "--":  # a profiled command follows: its words are its own
+            return [*joined, word, *words]
         if word == "--mpirun-args":
             value = next(words, None)
             joined.append(word if value is None else f"{word}={value}")

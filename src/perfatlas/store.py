@@ -19,8 +19,9 @@ from typing import Any
 from perfatlas.errors import UserError
 from perfatlas.stats import summarize
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
+# Version 1; a database of any version starts from it and takes the migrations in order.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -60,6 +61,21 @@ CREATE TABLE IF NOT EXISTS results (
 CREATE INDEX IF NOT EXISTS results_run ON results (run_id, benchmark);
 CREATE INDEX IF NOT EXISTS results_hot ON results (benchmark, metric, bytes, threads);
 """
+
+# MIGRATIONS[v] takes a database from version v - 1 to v, keeping every row; each is idempotent,
+# so two processes opening an old database at once both succeed.
+MIGRATIONS = {
+    2: """
+CREATE TABLE IF NOT EXISTS profiles (
+    id       INTEGER PRIMARY KEY,
+    run_id   INTEGER NOT NULL REFERENCES runs(id),
+    command  TEXT NOT NULL,     -- JSON list: the profiled command as the user gave it
+    partial  INTEGER NOT NULL,  -- 1: built from rank files, the program did not finish
+    document TEXT NOT NULL      -- perfatlas.ipm/1 JSON (docs/profile.md), or the partial view
+);
+CREATE INDEX IF NOT EXISTS profiles_run ON profiles (run_id);
+""",
+}
 
 
 @dataclass(frozen=True)
@@ -123,12 +139,17 @@ class Store:
             self.db.executescript(_SCHEMA)
             row = self.db.execute("SELECT version FROM schema_version").fetchone()
             if row is None:
-                self.db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
-            elif row[0] > SCHEMA_VERSION:
+                self.db.execute("INSERT INTO schema_version VALUES (1)")
+            version = 1 if row is None else row[0]
+            if version > SCHEMA_VERSION:
                 raise UserError(
-                    f"database {self.path} has schema version {row[0]}, newer than this perfatlas "
-                    f"({SCHEMA_VERSION}); upgrade perfatlas to read it"
+                    f"database {self.path} has schema version {version}, newer than this "
+                    f"perfatlas ({SCHEMA_VERSION}); upgrade perfatlas to read it"
                 )
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                self.db.executescript(MIGRATIONS[step])
+            if version < SCHEMA_VERSION:
+                self.db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
 
     def _mark_dead_runs_interrupted(self) -> None:
         host = socket.gethostname()
@@ -277,6 +298,31 @@ class Store:
             if text not in seen:
                 seen.add(text)
                 yield json.loads(text)
+
+    # -- profiles (perfatlas profile) ---------------------------------------------------------
+    def add_profile(self, run_id: int, command: list[str], document: dict) -> int:
+        """Store one perfatlas-ipm profile (docs/profile.md) of a run, committed at once."""
+        with self.db:
+            cursor = self.db.execute(
+                "INSERT INTO profiles (run_id, command, partial, document) VALUES (?, ?, ?, ?)",
+                (run_id, json.dumps(command), int(bool(document["partial"])), json.dumps(document)),
+            )
+        return int(cursor.lastrowid)
+
+    def profiles(self, run_id: int) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            "SELECT id, command, partial, document FROM profiles WHERE run_id = ? ORDER BY id",
+            (run_id,),
+        )
+        return [
+            {
+                "id": id_,
+                "command": json.loads(command),
+                "partial": bool(partial),
+                "document": json.loads(document),
+            }
+            for id_, command, partial, document in rows
+        ]
 
     @staticmethod
     def _result(row: tuple) -> Result:

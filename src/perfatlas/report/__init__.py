@@ -6,6 +6,7 @@ nothing to show in this run is left out, so a `perfatlas measure` run gives a sh
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
@@ -20,7 +21,7 @@ from perfatlas.report.data import RunData
 from perfatlas.report.registry import all_sections
 from perfatlas.store import Store
 
-__all__ = ["write_report", "render_report"]
+__all__ = ["write_report", "write_profile_report", "render_report"]
 
 
 @dataclass(frozen=True)
@@ -45,9 +46,12 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def render_report(data: RunData, store_path: str = "") -> str:
+def render_report(data: RunData, store_path: str = "", only: Collection[str] = ()) -> str:
+    """The report of `data`: every section with something to show (only those named in `only`)."""
     sections = []
     for spec in all_sections():
+        if only and spec.name not in only:
+            continue
         blocks = spec.build(data)
         if blocks:
             sections.append(RenderedSection(spec.name, spec.title, blocks))
@@ -67,8 +71,31 @@ def render_report(data: RunData, store_path: str = "") -> str:
 
 def write_report(store: Store, run_id: int, path: str | Path) -> Path:
     """Write the report of run `run_id` to `path` (one HTML file) and return the path."""
-    path = Path(path)
-    html = render_report(RunData.load(store, run_id), str(store.path))
+    return _write(render_report(RunData.load(store, run_id), str(store.path)), Path(path))
+
+
+def write_profile_report(document: dict, source: Path, path: str | Path) -> Path:
+    """The profile section alone for a perfatlas-ipm profile read from `source`, not stored."""
+    started = document.get("started_unix")
+    when = datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds") if started else "?"
+    run = {
+        "id": source.name,
+        "host": ", ".join(document.get("hosts") or []) or "?",
+        "suite": "profile",
+        "started": when,
+        "finished": "-",
+        "status": "complete",
+        "fingerprint": "-",
+        "topology": {},
+        "context": {},
+        "argv": document["command"],
+    }
+    profile = {"id": None, "command": document["command"], "partial": document["partial"]}
+    data = RunData(run, [], [{**profile, "document": document}])
+    return _write(render_report(data, str(source), only=("profile",)), Path(path))
+
+
+def _write(html: str, path: Path) -> Path:
     try:
         path.write_text(html, encoding="utf-8")
     except OSError as error:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -36,10 +36,11 @@ def warning_kind(warning: str) -> str:
 class RunData:
     run: dict[str, Any]
     results: list[Result]
+    profiles: list[dict[str, Any]] = field(default_factory=list)  # Store.profiles
 
     @classmethod
     def load(cls, store: Store, run_id: int) -> RunData:
-        return cls(store.run(run_id), store.results(run_id))
+        return cls(store.run(run_id), store.results(run_id), store.profiles(run_id))
 
     @cached_property
     def caches(self) -> list[Cache]:

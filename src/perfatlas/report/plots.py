@@ -14,6 +14,7 @@ matplotlib.use("Agg")  # no display: figures only ever become SVG text
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.colors import LogNorm  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator  # noqa: E402
@@ -223,3 +224,55 @@ def plain_log_x(ax: Axes, label: str) -> None:
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(label)
+
+
+def draw_stacked_bars(
+    ax: Axes,
+    labels: Sequence[str],
+    parts: dict[str, Sequence[float]],
+    colors: Sequence,
+    horizontal: bool = False,
+) -> None:
+    """One bar per label made of parts stacked in the order of `parts` (name -> value per bar),
+    each part in its color and named in the legend."""
+    positions = np.arange(len(labels))
+    base = np.zeros(len(labels))
+    for (name, values), color in zip(parts.items(), colors):
+        values = np.asarray(values, dtype=float)
+        if horizontal:
+            ax.barh(positions, values, left=base, height=0.7, color=color, label=name)
+        else:
+            ax.bar(positions, values, bottom=base, width=0.7, color=color, label=name)
+        base += values
+    step = max(1, math.ceil(len(labels) / 40))  # at most 40 labels on the axis
+    shown = positions[::step], [labels[i] for i in positions[::step]]
+    if horizontal:
+        ax.set_yticks(*shown)
+        ax.invert_yaxis()  # the first label on top
+        ax.grid(axis="y", visible=False)
+    else:
+        ax.set_xticks(*shown)
+        ax.grid(axis="x", visible=False)
+
+
+def draw_heatmap(
+    fig: Figure, ax: Axes, matrix: Sequence[Sequence[float]], label: str, annotate=None
+) -> None:
+    """A matrix as colored cells (row i from the top, column j), zero cells left blank, with a
+    color bar; a logarithmic scale when the non-zero values span more than a factor of 100.
+    `annotate(value) -> str` writes each non-zero value in its cell (small matrices)."""
+    values = np.asarray(matrix, dtype=float)
+    positive = values[values > 0]
+    wide = positive.size and positive.max() > 100 * positive.min()
+    norm = LogNorm(positive.min(), positive.max()) if wide else None
+    image = ax.imshow(np.ma.masked_less_equal(values, 0), cmap="viridis", norm=norm)
+    fig.colorbar(image, ax=ax, label=label, shrink=0.85)
+    ax.grid(False)
+    n_rows, n_columns = values.shape
+    for axis, n in ((ax.xaxis, n_columns), (ax.yaxis, n_rows)):
+        axis.set_major_locator(FixedLocator(range(0, n, max(1, math.ceil(n / 32)))))
+    if annotate is None:
+        return
+    for (row, column), value in np.ndenumerate(values):
+        if value > 0:
+            ax.text(column, row, annotate(value), ha="center", va="center", fontsize=7, color="w")

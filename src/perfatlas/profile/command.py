@@ -1,0 +1,88 @@
+"""The argv and environment that run a user's command under libperfatlas-ipm.so.
+
+The library reaches the ranks through their environment: LD_PRELOAD loads it, PERFATLAS_IPM_DIR
+says where to write. A launcher (mpirun, mpiexec) must be told to export them to the ranks, each
+MPI in its own words, and the launcher itself is not profiled:
+  Open MPI      mpirun -x LD_PRELOAD=LIB -x PERFATLAS_IPM_DIR=DIR ...
+  MPICH/hydra   mpiexec -genv LD_PRELOAD LIB -genv PERFATLAS_IPM_DIR DIR ...
+A plain program (one process, MPI's singleton init) gets them in its environment directly.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from perfatlas.errors import UserError
+from perfatlas.launchers import detect_flavour
+from perfatlas.native import bin_dir
+
+LIBRARY = "libperfatlas-ipm.so"
+# mpirun, mpiexec, mpirun.openmpi, mpiexec.mpich, mpiexec.hydra, orterun ...
+_LAUNCHER = re.compile(r"^(mpirun|mpiexec|orterun)([.-][\w.-]+)?$")
+
+
+@dataclass(frozen=True)
+class ProfiledCommand:
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)  # added to perfatlas's own environment
+    program: str = ""  # the profiled program as the user named it, for messages
+    mpi: str | None = None  # "openmpi" or "mpich" when a launcher starts the ranks
+
+
+def library() -> Path:
+    path = bin_dir() / LIBRARY
+    if not path.is_file():
+        raise UserError(
+            f"perfatlas-ipm is not built: {path} is missing (CMake found no MPI when perfatlas "
+            "was built); reinstall with MPI development files present (apt-get install "
+            "libopenmpi-dev, then pip install .)"
+        )
+    return path
+
+
+def _found(word: str) -> str:
+    """The executable a command word names, else one sentence saying why it cannot run."""
+    path = shutil.which(word)
+    if path:
+        return path
+    if "/" in word and Path(word).is_file():
+        raise UserError(f"{word} is not executable (chmod +x {word})")
+    raise UserError(f"the command {word} was not found (no such file, and not on PATH)")
+
+
+def _program(words: list[str]) -> str:
+    """The program a launcher starts: its first argument that is an executable, not an option."""
+    for word in words:
+        if not word.startswith("-") and not word.isdigit() and shutil.which(word):
+            return word
+    return shlex.join(words)
+
+
+def profiled(command: list[str], folder: Path, lib: Path) -> ProfiledCommand:
+    """`command` as the user gave it, changed only to load `lib` into its ranks, writing `folder`."""
+    if not command:
+        raise UserError(
+            "no command to profile: give it after --, e.g. perfatlas profile -- mpirun -np 4 ./app"
+        )
+    launcher = _found(command[0])
+    preload = ":".join(filter(None, [str(lib), os.environ.get("LD_PRELOAD")]))
+    variables = {"LD_PRELOAD": preload, "PERFATLAS_IPM_DIR": str(folder)}
+    if not _LAUNCHER.match(Path(command[0]).name):
+        return ProfiledCommand(list(command), variables, command[0])
+    flavour = detect_flavour(launcher)
+    if flavour.family == "openmpi":
+        exports = [word for name, value in variables.items() for word in ("-x", f"{name}={value}")]
+    elif flavour.family == "mpich":
+        exports = [word for name, value in variables.items() for word in ("-genv", name, value)]
+    else:
+        raise UserError(
+            f"cannot tell which MPI {command[0]} belongs to ('{flavour.version}' names neither "
+            "Open MPI nor MPICH), so perfatlas does not know how to export LD_PRELOAD to its ranks"
+        )
+    argv = [command[0], *exports, *command[1:]]
+    return ProfiledCommand(argv, {}, _program(command[1:]), flavour.family)

@@ -1,0 +1,54 @@
+"""A profile in the store: a run (suite "profile") holding the profile document, and its headline
+figures as ordinary results (benchmark "ipm.profile"), so that `show`, `export` and `compare` see
+them like any other figure."""
+
+from __future__ import annotations
+
+import shlex
+
+from perfatlas.machine import Machine, software_versions
+from perfatlas.store import Store
+
+BENCHMARK = "ipm.profile"
+
+
+def headline(document: dict) -> dict | None:
+    """The program's wallclock (the slowest rank's) and the share of all ranks' time spent in
+    MPI (mpi_s + lbst_s over wall_s, IPM's %comm), one value each; None when the profile lacks
+    per-rank times (a partial profile from rank files that carry none)."""
+    wall = document["wallclock_s"]
+    whole = next(region for region in document["regions"] if region["parent"] is None)
+    if not wall or not whole["mpi_s"] or not wall["sum"]:
+        return None
+    in_mpi = whole["mpi_s"]["sum"] + (whole["lbst_s"] or {}).get("sum", 0.0)
+    return {
+        "schema": "perfatlas.result/1",
+        "benchmark": BENCHMARK,
+        "params": {"command": shlex.join(document["command"]), "tasks": document["tasks"]},
+        "samples": {"wallclock_s": [wall["max"]], "comm_fraction": [in_mpi / wall["sum"]]},
+        "units": {"wallclock_s": "s", "comm_fraction": ""},
+        "derived": {"partial": document["partial"]},
+    }
+
+
+def store_profile(
+    store: Store, machine: Machine, argv: list[str], command: list[str], document: dict, status: str
+) -> int:
+    """A new run holding `document`, ended with `status`; returns its id."""
+    run_id = store.start_run(
+        fingerprint=machine.fingerprint,
+        topology=machine.topology,
+        context=machine.context(),
+        suite="profile",
+        argv=argv,
+        software=software_versions(),
+    )
+    ended = "failed"
+    try:
+        store.add_profile(run_id, command, document)
+        if figures := headline(document):
+            store.add_document(run_id, figures, [])
+        ended = status
+    finally:
+        store.finish_run(run_id, ended)
+    return run_id

@@ -1,0 +1,317 @@
+"""MPI profile (perfatlas-ipm, docs/profile.md): where the time of each region and rank went
+(CALC / MPI / I/O / LBST, as the IPM and MADbench papers draw it), the top calls, who sent how
+much to whom, and the message sizes."""
+
+from __future__ import annotations
+
+import shlex
+from datetime import UTC, datetime
+
+from markupsafe import Markup
+from matplotlib.ticker import FuncFormatter
+
+from perfatlas.report import plots
+from perfatlas.report.blocks import Block, Details, Facts, Figure, Note, Table
+from perfatlas.report.common import number
+from perfatlas.report.data import RunData
+from perfatlas.report.registry import section
+from perfatlas.units import format_size
+
+# The four categories every second of a rank's wallclock falls in, in stacking order.
+CATEGORIES = {"calc_s": "CALC", "mpi_s": "MPI", "io_s": "I/O", "lbst_s": "LBST"}
+CATEGORY_COLORS = ["#59a14f", plots.COLORS[0], plots.COLORS[1], plots.COLORS[3]]
+TOP_CALLS = 20
+HISTOGRAM_CALLS = 7  # calls named in the histogram; the rest are "other"
+
+
+def seconds(value: float | None) -> str:
+    if value is None:
+        return "-"
+    for unit, factor in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if abs(value) >= factor:
+            return f"{number(value / factor)} {unit}"
+    return f"{number(value / 1e-9)} ns" if value else "0 s"
+
+
+def percent(part: float | None, whole: float | None) -> str:
+    return f"{100 * part / whole:.1f} %" if part is not None and whole else "-"
+
+
+def region_label(region: dict) -> str:
+    return region["path"] or "(whole program)"
+
+
+def _category_parts(rows: list[dict], figure) -> dict[str, list[float]]:
+    """CALC/MPI/I-O/LBST per row; an unknown figure (LBST of a partial profile) counts 0."""
+    return {label: [figure(row[key]) or 0.0 for row in rows] for key, label in CATEGORIES.items()}
+
+
+def _regions_figure(document: dict, name: str) -> Figure | None:
+    regions = [r for r in document["regions"] if r["wall_s"] is not None]
+    if not regions:
+        return None
+    with plots.figure(name, width=9.5, height=1.4 + 0.32 * len(regions)) as (fig, axes):
+        ax = axes[0, 0]
+        average = _category_parts(regions, lambda spread: spread and spread["avg"])
+        plots.draw_stacked_bars(
+            ax, [region_label(r) for r in regions], average, CATEGORY_COLORS, horizontal=True
+        )
+        ax.set_xlabel("seconds per rank (average over the ranks in the region)")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        fig.tight_layout()
+        svg = plots.to_svg(fig)
+    return Figure(
+        svg,
+        "Time per region, averaged over the ranks that entered it; a region includes its "
+        "nested regions. CALC: outside MPI and I/O; MPI: inside MPI calls, less LBST; I/O: "
+        "POSIX I/O on the program's files and MPI-IO; LBST (load imbalance and "
+        f"synchronization): {document.get('lbst_method') or 'not given'}.",
+    )
+
+
+def _ranks_figure(document: dict, name: str) -> Figure | None:
+    ranks = [r for r in document["ranks"] if r["wall_s"] is not None]
+    if not ranks:
+        return None
+    with plots.figure(name, width=9.5, height=3.2) as (fig, axes):
+        ax = axes[0, 0]
+        parts = _category_parts(ranks, lambda value: value)
+        plots.draw_stacked_bars(ax, [str(r["rank"]) for r in ranks], parts, CATEGORY_COLORS)
+        ax.set_xlabel("rank (MPI_COMM_WORLD)")
+        ax.set_ylabel("seconds")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        fig.tight_layout()
+        svg = plots.to_svg(fig)
+    walls = [r["wall_s"] for r in ranks]
+    calc = [r["calc_s"] for r in ranks if r["calc_s"] is not None]
+    spread = f"; CALC ranges {seconds(min(calc))} .. {seconds(max(calc))}" if calc else ""
+    return Figure(
+        svg,
+        "Per-rank imbalance: each rank's wallclock split into CALC, MPI, I/O and LBST. "
+        f"Wallclock ranges {seconds(min(walls))} .. {seconds(max(walls))}{spread}; ranks that "
+        "computed less wait longer (LBST) in the collectives that follow.",
+    )
+
+
+def _calls_rows(document: dict) -> list[list[str]]:
+    regions = {r["id"]: r for r in document["regions"]}
+    wall = (document["wallclock_s"] or {}).get("sum")
+    calls = sorted(document["calls"], key=lambda c: c["time_s"]["sum"], reverse=True)
+    return [
+        [
+            call["call"],
+            region_label(regions[call["region"]]),
+            call["category"],
+            seconds(call["time_s"]["sum"]),
+            percent(call["time_s"]["sum"], wall),
+            f"{seconds(call['time_s']['min'])} .. {seconds(call['time_s']['max'])}",
+            str(call["count"]),
+            format_size(call["bytes"]),
+            str(call["ranks"]),
+            seconds(call.get("lbst_s")),
+        ]
+        for call in calls
+    ]
+
+
+def _calls_tables(document: dict) -> list[Block]:
+    rows = _calls_rows(document)
+    if not rows:
+        return [Note("No MPI or I/O call was recorded.")]
+    columns = [
+        "call",
+        "region",
+        "category",
+        "time (sum over ranks)",
+        "% of wall",
+        "per rank min .. max",
+        "count",
+        "bytes",
+        "ranks",
+        "LBST",
+    ]
+    numeric = (3, 4, 5, 6, 7, 8, 9)
+    top = Table(
+        columns,
+        rows[:TOP_CALLS],
+        caption=f"Top calls by time{f' (the first {TOP_CALLS})' if len(rows) > TOP_CALLS else ''}"
+        ": a call's figures are those of its region itself, not of its nested regions; "
+        "% of wall is of all ranks' wallclock summed; bytes as the call's buffer describes them.",
+        numeric=numeric,
+    )
+    if len(rows) <= TOP_CALLS:
+        return [top]
+    return [top, Details(f"All {len(rows)} calls", [Table(columns, rows, numeric=numeric)])]
+
+
+def _draw_matrix(fig, ax, matrix: dict) -> str:
+    tasks = len(matrix["bytes"])
+    annotate = format_size if tasks <= 8 else None
+    plots.draw_heatmap(fig, ax, matrix["bytes"], "bytes sent", annotate=annotate)
+    ax.set_xlabel("receiver rank")
+    ax.set_ylabel("sender rank")
+    ax.set_title("communication matrix", loc="left")
+    messages = sum(map(sum, matrix["messages"]))
+    return (
+        f"Left: bytes each rank (row) sent to each rank (column), "
+        f"{format_size(sum(map(sum, matrix['bytes'])))} in {messages} messages "
+        f"({matrix.get('what', 'point-to-point')}; blank: none). "
+    )
+
+
+def _bucket_label(bucket: int) -> str:
+    """Bucket b holds [2^(b-1), 2^b) bytes; 0 holds empty messages. Labelled by its lower end."""
+    return "0" if bucket == 0 else plots.size_label(2 ** (bucket - 1))
+
+
+def _draw_histogram(ax, entries: list[dict]) -> str:
+    counts: dict[str, int] = {}
+    for e in entries:
+        counts[e["call"]] = counts.get(e["call"], 0) + e["count"]
+    named = sorted(counts, key=counts.get, reverse=True)[:HISTOGRAM_CALLS]
+    buckets = list(range(min(e["bucket"] for e in entries), max(e["bucket"] for e in entries) + 1))
+    parts = {call: [0] * len(buckets) for call in [*named, "other"]}
+    for e in entries:
+        call = e["call"] if e["call"] in named else "other"
+        parts[call][buckets.index(e["bucket"])] += e["count"]
+    if not any(parts["other"]):
+        del parts["other"]
+    colors = [plots.COLORS[i % 10] for i in range(len(parts))]
+    plots.draw_stacked_bars(ax, [_bucket_label(b) for b in buckets], parts, colors)
+    ax.set_xlabel("message size, lower end of the bucket (K, M = KiB, MiB)")
+    totals = [sum(column) for column in zip(*parts.values())]
+    if max(totals) > 50 * min(t for t in totals if t):  # small buckets stay visible
+        ax.set_yscale("symlog", linthresh=1)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_ylabel("calls")
+    ax.set_title("message sizes", loc="left")
+    ax.legend(frameon=False)
+    return (
+        "Message-size histogram over all ranks and regions: calls per size bucket (bucket b "
+        "holds [2^(b-1), 2^b) bytes; 0 holds calls without a payload), per call."
+    )
+
+
+def _traffic_figure(document: dict, name: str) -> Figure | None:
+    """The communication matrix (when the profile has one with a message) beside the histogram."""
+    matrix = document["matrix"]
+    silent = matrix is not None and not any(any(row) for row in matrix["bytes"])
+    matrix = None if silent else matrix
+    entries = [e for e in document["histogram"] if e["count"]]
+    panels = [panel for panel in (matrix, entries) if panel]
+    if not panels:
+        return None
+    with plots.figure(name, 1, len(panels), width=9.5, height=3.8) as (fig, axes):
+        caption = _draw_matrix(fig, axes[0, 0], matrix) if matrix else ""
+        if silent:
+            caption = "No point-to-point or one-sided message was sent (the matrix is empty). "
+        if entries:
+            caption += ("Right: " if matrix else "") + _draw_histogram(axes[0, -1], entries)
+        fig.tight_layout()
+        return Figure(plots.to_svg(fig), caption)
+
+
+def _facts(document: dict, stored: dict) -> Facts:
+    wall = document["wallclock_s"]
+    whole = next(r for r in document["regions"] if r["parent"] is None)
+    total = wall["sum"] if wall else None
+
+    def share(key: str) -> str:
+        return percent(whole[key]["sum"], total) if whole[key] else "-"
+
+    hosts = document.get("hosts") or []
+    counters = document.get("hardware_counters") or {}
+    facts: list[tuple[str, str | Markup]] = [
+        ("command", Markup("<code>{}</code>").format(shlex.join(document["command"]))),
+        ("tasks", f"{document['tasks']} on {len(hosts) or '?'} host(s) {', '.join(hosts)}"),
+        ("MPI library", document.get("mpi_library") or "not recorded"),
+    ]
+    if document.get("started_unix"):
+        started = datetime.fromtimestamp(document["started_unix"], UTC)
+        facts.append(("started", started.isoformat(timespec="seconds")))
+    if wall:
+        facts += [
+            (
+                "wallclock",
+                f"{seconds(wall['avg'])} per rank on average "
+                f"(min {seconds(wall['min'])}, max {seconds(wall['max'])})",
+            ),
+            ("time in MPI", f"{share('mpi_s')} of all ranks' wallclock, LBST {share('lbst_s')}"),
+            ("time in I/O", share("io_s")),
+            ("time computing (CALC)", share("calc_s")),
+        ]
+    if document.get("maxrss_bytes"):
+        facts.append(("peak memory per rank", format_size(document["maxrss_bytes"]["max"])))
+    timer = document.get("timer") or {}
+    if timer:
+        resolution = timer.get("resolution_ns")
+        text = timer.get("source", "?") + (
+            f", resolution {resolution:.3g} ns" if resolution else ""
+        )
+        facts.append(("timer", text))
+    facts.append(
+        (
+            "hardware counters",
+            counters.get("source", "available")
+            if counters.get("available")
+            else f"not available: {counters.get('reason', 'not recorded')}",
+        )
+    )
+    if document.get("table"):
+        table = document["table"]
+        facts.append(
+            ("record table", f"{table.get('used_max', '?')} of {table.get('capacity')} used")
+        )
+    caption = f"Profile {stored['id']}" if stored.get("id") is not None else "Profile"
+    return Facts(facts, caption=f"{caption} (perfatlas-ipm)")
+
+
+def _warnings(document: dict) -> list[Note]:
+    notes = []
+    if document["partial"]:
+        notes.append(
+            Note(
+                f"Partial profile: {document.get('partial_reason') or 'the program did not finish'}"
+                ". It is built from the rank files the library wrote: calls, message sizes and "
+                "per-rank figures are summed over the ranks that wrote one; the communication "
+                "matrix and load imbalance (LBST) are not estimated, so waiting in collectives "
+                "counts as MPI.",
+                "warning",
+            )
+        )
+    overflow = document.get("overflow") or {}
+    if overflow.get("count"):
+        notes.append(
+            Note(
+                f"The record table was full on {overflow.get('ranks', '?')} rank(s): "
+                f"{overflow['count']} events were folded into one overflow record (counted, not "
+                "attributed to a call); fewer regions, or the library built with a larger "
+                "table, attribute them.",
+                "warning",
+            )
+        )
+    errors = {k: v for k, v in (document.get("region_errors") or {}).items() if v}
+    if errors:
+        listed = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in errors.items())
+        notes.append(Note(f"Region errors (MPI_Pcontrol): {listed}.", "warning"))
+    return notes
+
+
+def profile_blocks(stored: dict) -> list[Block]:
+    document = stored["document"]
+    name = f"profile-{stored.get('id') or 0}"
+    blocks: list[Block] = [_facts(document, stored), *_warnings(document)]
+    for figure in (
+        _regions_figure(document, f"{name}-regions"),
+        *_calls_tables(document),
+        _traffic_figure(document, f"{name}-traffic"),
+        _ranks_figure(document, f"{name}-ranks"),
+    ):
+        if figure is not None:
+            blocks.append(figure)
+    return blocks
+
+
+@section("profile", "MPI profile (perfatlas-ipm)", order=58)
+def profile_section(data: RunData) -> list[Block]:
+    return [block for stored in data.profiles for block in profile_blocks(stored)]
