@@ -12,7 +12,7 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build pkg-config python3-venv pyt
                    libhwloc-dev hwloc libnuma-dev numactl libsqlite3-dev \
                    chromium likwid \
                    openmpi-bin libopenmpi-dev mpich libmpich-dev iproute2 hpcc \
-                   libsuitesparse-dev libmumps-dev libmetis-dev libopenblas-openmp-dev
+                   libsuitesparse-dev libmumps-dev libmetis-dev libopenblas-openmp-dev libpapi-dev
 
 .PHONY: all deps install run test test-mpich bench lint clean
 all: install

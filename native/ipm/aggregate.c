@@ -279,6 +279,9 @@ static void aggregate_counters(pa_ipm_profile_t *profile, const pa_ipm_rank_row_
     double used = pa_ipm.used;
     PMPI_Reduce(&used, &profile->table_used_max, 1, MPI_DOUBLE, MPI_MAX, 0, pa_ipm.comm);
     reduce_spread(&row->maxrss_bytes, NULL, 1, &profile->maxrss);
+    PMPI_Allreduce(&pa_ipm.counted, &profile->counted, 1, MPI_INT, MPI_MIN, pa_ipm.comm);
+    if (profile->counted)
+        reduce_spread(&pa_ipm.counter_value, NULL, 1, &profile->counter);
 }
 
 void pa_ipm_aggregate(pa_ipm_profile_t *profile)

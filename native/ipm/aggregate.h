@@ -34,6 +34,8 @@ typedef struct {
     double *matrix_bytes, *matrix_messages;      /* tasks x tasks; NULL above the limit */
     pa_ipm_rank_row_t *ranks;
     pa_ipm_spread_t maxrss;
+    int counted;             /* every rank counted its hardware counter */
+    pa_ipm_spread_t counter; /* the count of pa_ipm.counter_event, when counted */
     double overflow_count, overflow_bytes, overflow_time, overflow_ranks, table_used_max;
     double regions_full, unbalanced_pops, mismatched_pops, untracked_receives;
 } pa_ipm_profile_t;

@@ -32,12 +32,17 @@ static void print_totals(const pa_ipm_profile_t *profile, FILE *out)
         hosts += !seen;
     }
     double comm = program[PA_IPM_Q_MPI].sum + program[PA_IPM_Q_LBST].sum;
-    fprintf(out, "# mpi_tasks : %d on %d host%s%*s %%comm     : %.2f\n", profile->tasks, hosts,
-            hosts == 1 ? " " : "s", 8, "", percent(comm, wall));
+    char tasks_text[64];
+    snprintf(tasks_text, sizeof tasks_text, "%d on %d host%s", profile->tasks, hosts,
+             hosts == 1 ? "" : "s");
+    fprintf(out, "# mpi_tasks : %-22s %%comm     : %.2f\n", tasks_text, percent(comm, wall));
     fprintf(out, "# wallclock : %-22.6g %%i/o      : %.2f\n", program[PA_IPM_Q_WALL].max,
             percent(program[PA_IPM_Q_IO].sum, wall));
-    fprintf(out, "# mem [GB]  : %-22.4g gflop/sec : unavailable (no PAPI)\n",
-            profile->maxrss.sum / 1e9);
+    fprintf(out, "# mem [GB]  : %-22.4g gflop/sec : ", profile->maxrss.sum / 1e9);
+    if (profile->counted)
+        fprintf(out, "%.4g\n", profile->counter.sum / 1e9 / program[PA_IPM_Q_WALL].max);
+    else
+        fputs("unavailable (the profile says why)\n", out);
     fprintf(out, "#\n#%26s %12s %12s %12s %12s\n", "", "[total]", "<avg>", "min", "max");
     for (int q = 0; q < PA_IPM_NQ; q++)
         fprintf(out, "# %-25s %12.4g %12.4g %12.4g %12.4g\n", pa_ipm_quantity_names[q],

@@ -47,8 +47,12 @@ uint64_t pa_ipm_received(const MPI_Status *status);
 
 /* 1 once MPI_Init has returned and until the profile is written: events are recorded. */
 extern int pa_ipm_active;
+/* Thread-local storage of the profiler: initial-exec, a fixed offset from the thread pointer (no
+ * __tls_get_addr call per access), valid because the library is preloaded or linked, not dlopened. */
+#define PA_IPM_THREAD_LOCAL _Thread_local __attribute__((tls_model("initial-exec")))
+
 /* Depth of MPI calls on this thread: I/O inside MPI (MPI-IO's own writes) is not counted twice. */
-extern _Thread_local int pa_ipm_in_mpi;
+extern PA_IPM_THREAD_LOCAL int pa_ipm_in_mpi;
 
 /* The one function every shim calls: one event of `call` that moved `bytes` with `peer` (a rank
  * of `comm`, or negative for none) and took `ticks` timer ticks. Safe from any thread. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "aggregate.h"
+#include "counters.h"
 #include "timer.h"
 
 #define PA_IPM_LBST_METHOD                                                                         \
@@ -196,8 +197,16 @@ static void write_header(pa_json *json, const pa_ipm_profile_t *profile)
     write_spread(json, "maxrss_bytes", profile->maxrss, profile->tasks);
     pa_json_key(json, "hardware_counters");
     pa_json_begin_object(json);
-    pa_json_key_bool(json, "available", 0);
-    pa_json_key_string(json, "reason", "perfatlas-ipm was built without PAPI");
+    pa_json_key_bool(json, "available", profile->counted);
+    if (profile->counted) {
+        pa_json_key_string(json, "source", pa_ipm_counters_source());
+        pa_json_key(json, "events");
+        pa_json_begin_object(json);
+        write_spread(json, pa_ipm.counter_event, profile->counter, profile->tasks);
+        pa_json_end_object(json);
+    } else {
+        pa_json_key_string(json, "reason", pa_ipm_counters_reason()); /* rank 0's */
+    }
     pa_json_end_object(json);
 }
 

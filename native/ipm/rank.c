@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "counters.h"
 #include "json.h"
 #include "table.h"
 #include "timer.h"
@@ -89,6 +90,16 @@ static void write_document(pa_json *json, const char *partial_reason)
     pa_json_key_double(json, "started_unix", pa_ipm.start_unix);
     pa_json_key_double(json, "maxrss_bytes", 1024.0 * (double)usage.ru_maxrss);
     pa_timer_json(json);
+    pa_json_key(json, "hardware_counters");
+    pa_json_begin_object(json);
+    pa_json_key_bool(json, "available", pa_ipm.counted);
+    if (pa_ipm.counted) {
+        pa_json_key_string(json, "source", pa_ipm_counters_source());
+        pa_json_key_double(json, pa_ipm.counter_event, pa_ipm.counter_value);
+    } else {
+        pa_json_key_string(json, "reason", pa_ipm_counters_reason());
+    }
+    pa_json_end_object(json);
     pa_json_key(json, "table");
     pa_json_begin_object(json);
     pa_json_key_int(json, "capacity", pa_ipm.capacity);

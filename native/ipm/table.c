@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/time.h>
 
+#include "counters.h"
 #include "table.h"
 #include "timer.h"
 
@@ -46,7 +47,7 @@ pa_ipm_state_t pa_ipm = {.capacity = PA_IPM_MAX_RECORDS,
                          .rank = -1,
                          .comm = MPI_COMM_NULL};
 int pa_ipm_active;
-_Thread_local int pa_ipm_in_mpi;
+PA_IPM_THREAD_LOCAL int pa_ipm_in_mpi;
 
 static atomic_flag table_lock = ATOMIC_FLAG_INIT;
 static int rank_cache_key = MPI_KEYVAL_INVALID;
@@ -58,8 +59,8 @@ typedef struct {
     uint64_t entered;
     double user_s, system_s;
 } open_region_t;
-static _Thread_local open_region_t region_stack[PA_IPM_MAX_DEPTH];
-static _Thread_local int region_depth;
+static PA_IPM_THREAD_LOCAL open_region_t region_stack[PA_IPM_MAX_DEPTH];
+static PA_IPM_THREAD_LOCAL int region_depth;
 
 void pa_ipm_lock(void)
 {
@@ -112,6 +113,7 @@ void pa_ipm_start(void)
     gettimeofday(&now, NULL);
     pa_ipm.start_unix = (double)now.tv_sec + 1e-6 * (double)now.tv_usec;
     pa_ipm_cpu_seconds(RUSAGE_SELF, &pa_ipm.start_user_s, &pa_ipm.start_system_s);
+    pa_ipm_counters_start();
     pa_ipm.start_ticks = pa_ticks();
     pa_ipm_active = 1;
 }
@@ -313,6 +315,7 @@ void pa_ipm_close_regions(void)
     program->user_s = user_s - pa_ipm.start_user_s;
     program->system_s = system_s - pa_ipm.start_system_s;
     pa_ipm.end_ticks = now;
+    pa_ipm.counted = pa_ipm_counters_stop(&pa_ipm.counter_value, &pa_ipm.counter_event);
     pa_ipm_unlock();
 }
 

@@ -41,6 +41,9 @@ typedef struct {
     uint64_t start_ticks, end_ticks;
     double start_unix;
     double start_user_s, start_system_s; /* RUSAGE_SELF at MPI_Init */
+    int counted;            /* hardware counters counted (counters.c) */
+    double counter_value;   /* their count on the thread that called MPI_Init */
+    const char *counter_event;
 } pa_ipm_state_t;
 
 extern pa_ipm_state_t pa_ipm;

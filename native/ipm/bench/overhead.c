@@ -1,0 +1,71 @@
+/* pa-ipm-overhead: the loops bench/ipm_overhead.py times with and without perfatlas-ipm.
+ *
+ * Exactly 2 ranks. Each sample times `calls` iterations of one loop on rank 0 with
+ * clock_gettime (not MPI_Wtime, which the profiler may wrap):
+ *   pingpong:  rank 0 MPI_Send of 0 bytes, rank 1 MPI_Recv then MPI_Send back, rank 0 MPI_Recv;
+ *              four MPI calls, and four profiler shims, on the critical path of an iteration;
+ *   allreduce: MPI_Allreduce of one double on both ranks; one shim per rank per iteration.
+ * Prints one line per sample: "<loop> <nanoseconds per iteration>". */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e9 * (double)ts.tv_sec + (double)ts.tv_nsec;
+}
+
+static void pingpong(int rank, long calls)
+{
+    for (long i = 0; i < calls; i++) {
+        if (rank == 0) {
+            MPI_Send(NULL, 0, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+            MPI_Recv(NULL, 0, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+        }
+    }
+}
+
+static void allreduce(int rank, long calls)
+{
+    double in = rank, out = 0;
+    for (long i = 0; i < calls; i++)
+        MPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    long calls = argc > 1 ? atol(argv[1]) : 100000;
+    int samples = argc > 2 ? atoi(argv[2]) : 5;
+    if (size != 2 || calls < 1 || samples < 1) {
+        if (rank == 0)
+            fprintf(stderr, "usage: mpirun -np 2 pa-ipm-overhead [CALLS [SAMPLES]]\n");
+        MPI_Finalize();
+        return 2;
+    }
+    struct {
+        const char *name;
+        void (*loop)(int, long);
+    } loops[] = {{"pingpong", pingpong}, {"allreduce", allreduce}};
+    for (int sample = -1; sample < samples; sample++) /* sample -1: warm-up */
+        for (int l = 0; l < 2; l++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            double start = now_ns();
+            loops[l].loop(rank, calls);
+            double ns = (now_ns() - start) / (double)calls;
+            if (rank == 0 && sample >= 0)
+                printf("%s %.3f\n", loops[l].name, ns);
+        }
+    MPI_Finalize();
+    return 0;
+}
