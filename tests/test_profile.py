@@ -661,13 +661,13 @@ def test_perfatlas_profile_runs_an_mpi_program_and_stores_its_profile(cli, tmp_p
     exact = str(bin_dir() / "pa-ipm-exact")
     result = cli("profile", "--out", str(out), "--json", str(copy_), "--", *mpirun_command(), exact)
     assert result.code == 0, result.err
-    assert result.out.startswith(f"stored as run 1 in {cli.db}; profile files in {out}")
-    complete = (out / "ipm-profile.json").exists()
-    assert (out / "ipm-rank-0.json").exists() and (out / "ipm-rank-1.json").exists()
-    (stored,) = Store(cli.db).profiles(1)
+    assert result.out.startswith(f"stored as run 1 in {cli.db}; profile files in {out}\n")
+    assert (out / "ipm-profile.json").exists() and "partial profile" not in result.out
+    store = Store(cli.db)
+    (stored,) = store.profiles(1)
     document = stored["document"]
-    assert document == read_json(copy_) and stored["partial"] is (not complete)
-    assert document["partial"] is (not complete) and document["tasks"] == 2
+    assert document == read_json(copy_) == read_json(out / "ipm-profile.json")
+    assert stored["partial"] is False and document["tasks"] == 2
     # What exact.c does (tests/test_ipm.py), summed over the ranks.
     paths = {region["id"]: region["path"] for region in document["regions"]}
     calls = {(paths[c["region"]], c["call"]): c for c in document["calls"]}
@@ -678,5 +678,29 @@ def test_perfatlas_profile_runs_an_mpi_program_and_stores_its_profile(cli, tmp_p
     assert calls[("outer/inner", "MPI_Reduce")]["count"] == 4
     histogram = {(h["call"], h["bucket"]): h for h in document["histogram"]}
     assert (histogram[("MPI_Send", 10)]["count"], histogram[("MPI_Send", 10)]["bytes"]) == (3, 2400)
+    assert document["matrix"]["bytes"][0][1] >= 2400  # phase1's sends, and more
+    # The headline figures are ordinary results of the run.
+    figures = {r.metric: r.median for r in store.results(1, "ipm.profile")}
+    assert figures["wallclock_s"] == document["wallclock_s"]["max"]
+    assert 0 < figures["comm_fraction"] < 1
     html = section_html((out / "report.html").read_text())
-    assert "MPI_Send" in html and "<svg" in html
+    assert "MPI_Send" in html and "communication matrix" in html and html.count("<svg") == 3
+
+
+def test_an_aborted_mpi_program_is_stored_as_a_partial_profile(cli, tmp_path):
+    """pa-ipm-partial abort: the last rank calls MPI_Abort; no ipm-profile.json is written."""
+    out = tmp_path / "out"
+    aborts = [str(bin_dir() / "pa-ipm-partial"), "abort"]
+    result = cli("profile", "--out", str(out), "--", *mpirun_command(), *aborts)
+    assert result.code == 2
+    assert re.fullmatch(
+        rf"perfatlas: {re.escape(aborts[0])} (exited with status \d+|was killed by \w+); its "
+        r"profile is stored as run 1\n",
+        result.err,
+    )
+    assert not (out / "ipm-profile.json").exists()
+    store = Store(cli.db)
+    (stored,) = store.profiles(1)
+    assert stored["partial"] and "MPI_Abort on rank 1" in stored["document"]["partial_reason"]
+    assert store.run(1)["status"] == "failed"
+    assert "Partial profile: MPI_Abort on rank 1" in (out / "report.html").read_text()
