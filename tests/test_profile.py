@@ -659,7 +659,9 @@ def mpirun_command() -> list[str]:
 def test_perfatlas_profile_runs_an_mpi_program_and_stores_its_profile(cli, tmp_path, read_json):
     out, copy_ = tmp_path / "out", tmp_path / "profile.json"
     exact = str(bin_dir() / "pa-ipm-exact")
-    result = cli("profile", "--out", str(out), "--json", str(copy_), "--", *mpirun_command(), exact)
+    # exact.c writes its data files into the folder it is given (tests/test_ipm.py checks them).
+    command = [*mpirun_command(), exact, str(tmp_path)]
+    result = cli("profile", "--out", str(out), "--json", str(copy_), "--", *command)
     assert result.code == 0, result.err
     assert result.out.startswith(f"stored as run 1 in {cli.db}; profile files in {out}\n")
     assert (out / "ipm-profile.json").exists() and "partial profile" not in result.out
