@@ -47,9 +47,9 @@ static uint64_t moved(ssize_t result) { return result > 0 ? (uint64_t)result : 0
     do {                                                                                           \
         if (!counted(fd))                                                                          \
             return call;                                                                           \
-        uint64_t start = pa_ticks();                                                               \
+        uint64_t start = pa_ticks_unfenced();                                                               \
         type result = call;                                                                        \
-        uint64_t ticks = pa_ticks() - start;                                                       \
+        uint64_t ticks = pa_ticks_unfenced() - start;                                                       \
         pa_ipm_record(PA_IPM_ID_##id, bytes, -1, MPI_COMM_NULL, ticks);                            \
         return result;                                                                             \
     } while (0)
@@ -57,9 +57,9 @@ static uint64_t moved(ssize_t result) { return result > 0 ? (uint64_t)result : 0
 /* An open-like call returning a descriptor: marks it, and records the call while active. */
 #define PA_IPM_OPEN_CALL(id, call)                                                                 \
     do {                                                                                           \
-        uint64_t start = pa_ticks();                                                               \
+        uint64_t start = pa_ticks_unfenced();                                                               \
         int fd = call;                                                                             \
-        uint64_t ticks = pa_ticks() - start;                                                       \
+        uint64_t ticks = pa_ticks_unfenced() - start;                                                       \
         mark(fd, 1);                                                                               \
         if (fd >= 0 && pa_ipm_active && !pa_ipm_in_mpi)                                            \
             pa_ipm_record(PA_IPM_ID_##id, 0, -1, MPI_COMM_NULL, ticks);                            \
@@ -146,18 +146,18 @@ PA_IPM_EXPORT int close(int fd)
     mark(fd, 0);
     if (!was_counted)
         return next_close(fd);
-    uint64_t start = pa_ticks();
+    uint64_t start = pa_ticks_unfenced();
     int result = next_close(fd);
-    pa_ipm_record(PA_IPM_ID_close, 0, -1, MPI_COMM_NULL, pa_ticks() - start);
+    pa_ipm_record(PA_IPM_ID_close, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start);
     return result;
 }
 
 /* fopen's descriptor is marked like open's (glibc opens it internally, past the interposed open). */
 #define PA_IPM_FOPEN_CALL(call)                                                                    \
     do {                                                                                           \
-        uint64_t start = pa_ticks();                                                               \
+        uint64_t start = pa_ticks_unfenced();                                                               \
         FILE *stream = call;                                                                       \
-        uint64_t ticks = pa_ticks() - start;                                                       \
+        uint64_t ticks = pa_ticks_unfenced() - start;                                                       \
         if (stream != NULL)                                                                        \
             mark(fileno(stream), 1);                                                               \
         if (stream != NULL && pa_ipm_active && !pa_ipm_in_mpi)                                     \
@@ -199,8 +199,8 @@ PA_IPM_EXPORT int fclose(FILE *stream)
     mark(fd, 0);
     if (!was_counted)
         return next_fclose(stream);
-    uint64_t start = pa_ticks();
+    uint64_t start = pa_ticks_unfenced();
     int result = next_fclose(stream);
-    pa_ipm_record(PA_IPM_ID_fclose, 0, -1, MPI_COMM_NULL, pa_ticks() - start);
+    pa_ipm_record(PA_IPM_ID_fclose, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start);
     return result;
 }

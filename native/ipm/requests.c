@@ -174,9 +174,9 @@ static void snapshot_release(snapshot_t *s, const MPI_Status *caller)
 
 #define PA_IPM_COMPLETION(name, call)                                                             \
     pa_ipm_in_mpi++;                                                                               \
-    uint64_t start = pa_ticks();                                                                   \
+    uint64_t start = pa_ticks_unfenced();                                                                   \
     int code = call;                                                                               \
-    pa_ipm_record(PA_IPM_ID_##name, 0, -1, MPI_COMM_NULL, pa_ticks() - start);                     \
+    pa_ipm_record(PA_IPM_ID_##name, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start);                     \
     pa_ipm_in_mpi--
 
 PA_IPM_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)

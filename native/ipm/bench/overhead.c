@@ -4,7 +4,10 @@
  * clock_gettime (not MPI_Wtime, which the profiler may wrap):
  *   pingpong:  rank 0 MPI_Send of 0 bytes, rank 1 MPI_Recv then MPI_Send back, rank 0 MPI_Recv;
  *              four MPI calls, and four profiler shims, on the critical path of an iteration;
- *   allreduce: MPI_Allreduce of one double on both ranks; one shim per rank per iteration.
+ *   allreduce: MPI_Allreduce of one double on both ranks; one shim per rank per iteration;
+ *   proc_null: MPI_Send of 0 bytes to MPI_PROC_NULL on both ranks: no communication at all, so
+ *              the difference with and without the profiler is its shim alone, free of the
+ *              other rank's noise.
  * Prints one line per sample: "<loop> <nanoseconds per iteration>". */
 #include <mpi.h>
 #include <stdio.h>
@@ -39,6 +42,13 @@ static void allreduce(int rank, long calls)
         MPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 
+static void proc_null(int rank, long calls)
+{
+    (void)rank;
+    for (long i = 0; i < calls; i++)
+        MPI_Send(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -56,9 +66,10 @@ int main(int argc, char **argv)
     struct {
         const char *name;
         void (*loop)(int, long);
-    } loops[] = {{"pingpong", pingpong}, {"allreduce", allreduce}};
+    } loops[] = {{"pingpong", pingpong}, {"allreduce", allreduce}, {"proc_null", proc_null}};
+    int nloops = sizeof loops / sizeof loops[0];
     for (int sample = -1; sample < samples; sample++) /* sample -1: warm-up */
-        for (int l = 0; l < 2; l++) {
+        for (int l = 0; l < nloops; l++) {
             MPI_Barrier(MPI_COMM_WORLD);
             double start = now_ns();
             loops[l].loop(rank, calls);

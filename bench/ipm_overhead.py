@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""What perfatlas-ipm adds: the same MPI programs with and without libperfatlas-ipm.so preloaded,
+launches alternated in one run (Hoefler & Belli, SC15), np = 2 with perfatlas's own mpirun.
+
+1. Per call: pa-ipm-overhead times a 0-byte ping-pong loop (four MPI calls, so four profiler shims,
+   on the critical path of an iteration) and an allreduce loop of one double (one shim per rank,
+   in parallel), and a loop of MPI_Send to MPI_PROC_NULL (no communication: the shim alone, without
+   the other rank's noise). Added nanoseconds per call = (median with - median without) / shims per iteration,
+   with a 95 % bootstrap interval. Goal: at most 20 ns.
+2. A whole application: Debian's hpcc (HPL, PTRANS, FFT, RandomAccess, STREAM, b_eff on a small
+   input), wall time of the whole mpirun with and without the profiler. Goal: slowdown at most
+   0.5 %.
+
+    .venv/bin/python bench/ipm_overhead.py [--rounds 9] [--calls 200000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from hpcc_compare import HPCCINF
+from perfatlas.launchers import LaunchOptions, get_launcher
+from perfatlas.machine import Machine
+from perfatlas.native import executable
+from perfatlas.profile.command import library, profiled
+from perfatlas.stats import ratio
+
+SHIMS_PER_ITERATION = {"pingpong": 4, "allreduce": 1, "proc_null": 1}
+
+
+def mpirun_argv(program: Path, args: list[str], machine: Machine) -> list[str]:
+    launch = get_launcher("mpirun").prepare(program, args, {"np": 2}, machine, LaunchOptions())
+    return launch.argv
+
+
+def run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[str, float]:
+    start = time.perf_counter()
+    done = subprocess.run(
+        argv, cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True
+    )
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"{shlex.join(argv)} failed ({done.returncode}): {done.stderr.strip()[-800:]}")
+    return done.stdout, wall
+
+
+def loop_medians(stdout: str) -> dict[str, float]:
+    samples: dict[str, list[float]] = {}
+    for line in stdout.splitlines():
+        name, ns = line.split()
+        samples.setdefault(name, []).append(float(ns))
+    return {name: float(np.median(values)) for name, values in samples.items()}
+
+
+def difference(with_: list[float], without: list[float], seed: int = 0) -> tuple[float, float, float]:
+    """Median(with) - median(without), with a 95 % percentile-bootstrap interval."""
+    a, b = np.asarray(with_), np.asarray(without)
+    rng = np.random.default_rng(seed)
+    boot = np.median(rng.choice(a, (2000, len(a))), axis=1) - np.median(
+        rng.choice(b, (2000, len(b))), axis=1
+    )
+    return float(np.median(a) - np.median(b)), *map(float, np.quantile(boot, [0.025, 0.975]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--calls", type=int, default=200_000, help="iterations per loop sample")
+    parser.add_argument("--no-hpcc", action="store_true", help="skip the whole-application part")
+    args = parser.parse_args()
+    machine = Machine.detect()
+    lib = library()
+    loops = mpirun_argv(executable("pa-ipm-overhead"), [str(args.calls), "5"], machine)
+    per_loop: dict[str, dict[bool, list[float]]] = {}
+    walls: dict[bool, list[float]] = {False: [], True: []}
+    with tempfile.TemporaryDirectory(prefix="perfatlas-ipm-overhead-") as tmp:
+        folder = Path(tmp)
+        (folder / "hpccinf.txt").write_text(HPCCINF)
+        hpcc = mpirun_argv(Path(shutil.which("hpcc") or "hpcc"), [], machine)
+        for round_ in range(args.rounds):
+            for profiling in (round_ % 2 == 0, round_ % 2 == 1):  # alternate which goes first
+                command = profiled(loops, folder, lib) if profiling else None
+                argv, env = (command.argv, command.env) if command else (loops, {})
+                out, _ = run(argv, env, folder)
+                for name, ns in loop_medians(out).items():
+                    per_loop.setdefault(name, {False: [], True: []})[profiling].append(ns)
+                if not args.no_hpcc:
+                    command = profiled(hpcc, folder, lib) if profiling else None
+                    argv, env = (command.argv, command.env) if command else (hpcc, {})
+                    walls[profiling].append(run(argv, env, folder)[1])
+            print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+    print(f"machine: {machine.topology.get('cpu_model')}, {len(machine.pus)} PUs")
+    print(f"loops:   {shlex.join(loops)}   (profiled: {lib} preloaded)")
+    print(f"\n{'loop':10s} {'without ns/it':>14s} {'with ns/it':>11s}  added ns per call [95% CI]")
+    for name, runs in per_loop.items():
+        added, lo, hi = difference(runs[True], runs[False])
+        shims = SHIMS_PER_ITERATION[name]
+        print(
+            f"{name:10s} {np.median(runs[False]):14.1f} {np.median(runs[True]):11.1f}  "
+            f"{added / shims:.1f} [{lo / shims:.1f}, {hi / shims:.1f}]   goal <= 20"
+        )
+    if walls[True]:
+        r = ratio(walls[True], walls[False])
+        print(f"\nhpcc:    {shlex.join(hpcc)}")
+        print(
+            f"hpcc wall: without {np.median(walls[False]):.3f} s, with {np.median(walls[True]):.3f}"
+            f" s; slowdown {100 * (r.median - 1):+.2f} % [{100 * (r.ci_lo - 1):+.2f}, "
+            f"{100 * (r.ci_hi - 1):+.2f}]   goal <= 0.5 %"
+        )
+
+
+if __name__ == "__main__":
+    main()
