@@ -141,20 +141,6 @@ static void elasticity_structure(const grid *g, pa_sparse *a)
                 }
 }
 
-/* Position of (row, col) in the structure (binary search in the column; always present). */
-static int position(const pa_sparse *a, int row, int col)
-{
-    int lo = a->colptr[col], hi = a->colptr[col + 1];
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (a->rowind[mid] < row)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 int pa_elasticity3d(int n, double youngs_modulus, double poisson_ratio, pa_sparse *a, char *error,
                     size_t size)
 {
@@ -183,7 +169,7 @@ int pa_elasticity3d(int n, double youngs_modulus, double poisson_ratio, pa_spars
                         int pb = free_node(&g, bx, by, bz);
                         for (int c = 0; c < 3; c++)
                             for (int d = 0; d < 3; d++)
-                                a->values[position(a, 3 * pa + c, 3 * pb + d)] +=
+                                a->values[pa_sparse_position(a, 3 * pa + c, 3 * pb + d)] +=
                                     k[3 * na + c][3 * nb + d];
                     }
                 }

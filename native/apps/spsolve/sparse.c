@@ -157,16 +157,22 @@ void pa_sparse_multiply(const pa_sparse *a, const double *x, double *y)
             y[a->rowind[p]] += a->values[p] * x[j];
 }
 
-double pa_sparse_at(const pa_sparse *a, int row, int col)
+int pa_sparse_position(const pa_sparse *a, int row, int col)
 {
     int lo = a->colptr[col], hi = a->colptr[col + 1];
-    while (lo < hi) {
+    while (lo < hi) { /* binary search: the rows of a column are sorted */
         int mid = lo + (hi - lo) / 2;
         if (a->rowind[mid] < row)
             lo = mid + 1;
         else
             hi = mid;
     }
+    return lo;
+}
+
+double pa_sparse_at(const pa_sparse *a, int row, int col)
+{
+    int lo = pa_sparse_position(a, row, col);
     return lo < a->colptr[col + 1] && a->rowind[lo] == row ? a->values[lo] : 0.0;
 }
 

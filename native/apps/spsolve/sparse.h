@@ -40,7 +40,9 @@ void pa_sparse_multiply(const pa_sparse *a, const double *x, double *y);
 /* 1 when A = A^T (structure and values, relative tolerance 1e-12); else 0 and the first entry
  * (row, col, 0-based) whose mirror differs, with both values. */
 int pa_sparse_is_symmetric(const pa_sparse *a, int *row, int *col, double *value, double *mirror);
-/* The value at (row, col), 0 when it is not stored (binary search in the column). */
+/* Where (row, col) is, or would be inserted, among column col's entries (binary search). */
+int pa_sparse_position(const pa_sparse *a, int row, int col);
+/* The value at (row, col), 0 when it is not stored. */
 double pa_sparse_at(const pa_sparse *a, int row, int col);
 
 #endif
