@@ -39,11 +39,29 @@ extern const unsigned char pa_ipm_call_kinds[PA_IPM_NCALLS];
 #define PA_IPM_BYTES(count, datatype) pa_ipm_bytes((count), (datatype))
 #define PA_IPM_RECEIVED pa_ipm_received(status) /* RECV, IO_READ: from the status */
 #define PA_IPM_SOURCE (status->MPI_SOURCE)      /* RECV: the rank the message came from */
+#define PA_IPM_SENT(sendbuf, bytes) ((sendbuf) == MPI_IN_PLACE ? PA_IPM_NO_BYTES : (bytes))
+#define PA_IPM_AT_ROOT(root, comm, bytes)                                                          \
+    (pa_ipm_is_root((root), (comm)) ? (bytes) : PA_IPM_NO_BYTES)
+#define PA_IPM_BYTES_V(counts, datatype, comm) pa_ipm_bytes_v((comm), 0, (counts), NULL, (datatype))
+#define PA_IPM_BYTES_W(counts, datatypes, comm)                                                    \
+    pa_ipm_bytes_v((comm), 0, (counts), (datatypes), MPI_DATATYPE_NULL)
+#define PA_IPM_NEIGHBOR_BYTES_V(counts, datatype, comm)                                            \
+    pa_ipm_bytes_v((comm), 1, (counts), NULL, (datatype))
+#define PA_IPM_NEIGHBOR_BYTES_W(counts, datatypes, comm)                                           \
+    pa_ipm_bytes_v((comm), 1, (counts), (datatypes), MPI_DATATYPE_NULL)
+#define PA_IPM_WINDOW_PEER(rank, win) pa_ipm_window_peer((rank), (win))
 
 /* count x the size of datatype, in bytes (0 for MPI_DATATYPE_NULL or a negative count). */
 uint64_t pa_ipm_bytes(int count, MPI_Datatype datatype);
 /* The bytes a completed receive's status says arrived. */
 uint64_t pa_ipm_received(const MPI_Status *status);
+/* columns.c: the sum of counts[i] x the size of datatypes[i] (or of datatype) over the ranks a
+ * collective on comm sends to (with `neighbors`: its topology's out neighbours); 1 when `root` is
+ * this rank of comm (or MPI_ROOT); a rank of a window's group as a rank of MPI_COMM_WORLD. */
+uint64_t pa_ipm_bytes_v(MPI_Comm comm, int neighbors, const int counts[],
+                        const MPI_Datatype datatypes[], MPI_Datatype datatype);
+int pa_ipm_is_root(int root, MPI_Comm comm);
+int pa_ipm_window_peer(int rank, MPI_Win win);
 
 /* 1 once MPI_Init has returned and until the profile is written: events are recorded. */
 extern int pa_ipm_active;

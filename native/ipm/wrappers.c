@@ -4,6 +4,9 @@
 #include "ipm.h"
 #include "timer.h"
 
+/* MPI-3.1 keeps deprecated calls (MPI_Attr_get, MPI_Keyval_create, ...): they are wrapped too. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
 /* Times `call` into `ticks`, marking this thread as inside MPI meanwhile. */
 #define PA_IPM_TIMED(ret, code, call, ticks)                                                       \
     pa_ipm_in_mpi++;                                                                               \
