@@ -11,6 +11,8 @@ import json
 import pytest
 from test_ipm import Kind, by_key, kinds, run_profiled
 
+from perfatlas.native import bin_dir
+
 # The calls that put bytes into the communication matrix (kinds SEND and PUT).
 MATRIX = {"MPI_Ssend", "MPI_Bsend", "MPI_Rsend", "MPI_Issend", "MPI_Send"}
 MATRIX |= {"MPI_Sendrecv_replace", "MPI_Put", "MPI_Accumulate"}
@@ -121,3 +123,29 @@ def test_sends_and_one_sided_transfers_fill_the_matrix(run):
         "MPI_Reduce_scatter_block",
         "MPI_Scan",
     }
+
+
+def test_fortran_calls_are_recorded(tmp_path):
+    """pa-ipm-fortran (tests/fortran.f90): Open MPI's Fortran bindings bypass the C shims and are
+    caught by fortran.c; MPICH's call the C shims. MPI_PCONTROL(1) enters region "fortran". Calls
+    fortran.c does not cover (MPI_COMM_RANK) are recorded under MPICH only: not asserted."""
+    if not (bin_dir() / "pa-ipm-fortran").is_file():
+        pytest.skip("pa-ipm-fortran not built (no Fortran compiler or MPI Fortran bindings)")
+    done = run_profiled(tmp_path, "pa-ipm-fortran")
+    assert done.returncode == 0, done.stderr + done.stdout
+    for rank in (0, 1):
+        document = json.loads((tmp_path / f"ipm-rank-{rank}.json").read_text())
+        other = 1 - rank
+        point = (
+            ("MPI_Send", "fortran", 16, 1, 1) if rank == 0 else ("MPI_Recv", "fortran", 16, 0, 1)
+        )
+        assert by_key([k for k in kinds(document) if k[1] == "fortran"]) == by_key(
+            [
+                point,
+                ("MPI_Irecv", "fortran", 16, other, 1),
+                ("MPI_Isend", "fortran", 16, other, 1),
+                ("MPI_Waitall", "fortran", 0, None, 1),
+                ("MPI_Allreduce", "fortran", 8, None, 1),
+                ("MPI_Barrier", "fortran", 0, None, 1),
+            ]
+        )
