@@ -48,15 +48,17 @@ static void paired_read(double *ns, double *tsc)
     }
 }
 
-/* TSC rate from two paired reads 40 ms apart: the bracketing error (~50 ns) is ~1e-6 of that. */
+/* TSC rate from two paired reads at least 40 ms apart: the bracketing error (~50 ns) is ~1e-6 of
+ * that. The first read is taken when calibration starts, the second when it finishes. */
+static double start_ns, start_tsc;
+
 static void calibrate_tsc(void)
 {
-    double ns0, tsc0, ns1, tsc1;
-    paired_read(&ns0, &tsc0);
+    double ns1, tsc1;
     do
         paired_read(&ns1, &tsc1);
-    while (ns1 - ns0 < 40e6);
-    tsc_hz = (tsc1 - tsc0) / (ns1 - ns0) * 1e9;
+    while (ns1 - start_ns < 40e6);
+    tsc_hz = (tsc1 - start_tsc) / (ns1 - start_ns) * 1e9;
     seconds_per_tick = 1.0 / tsc_hz;
 }
 
@@ -83,12 +85,24 @@ static void measure_resolution(void)
     resolution_ns = steps[trials / 2];
 }
 
-void pa_timer_init(void)
+void pa_timer_start_calibration(void)
 {
     pa_timer_uses_tsc = tsc_is_invariant();
     if (pa_timer_uses_tsc)
+        paired_read(&start_ns, &start_tsc);
+}
+
+void pa_timer_finish_calibration(void)
+{
+    if (pa_timer_uses_tsc)
         calibrate_tsc();
     measure_resolution();
+}
+
+void pa_timer_init(void)
+{
+    pa_timer_start_calibration();
+    pa_timer_finish_calibration();
 }
 
 double pa_ticks_to_seconds(uint64_t ticks) { return (double)ticks * seconds_per_tick; }

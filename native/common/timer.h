@@ -19,6 +19,12 @@ extern int pa_timer_uses_tsc;
 
 /* Calibrates the timer and measures its resolution; call once before any pa_ticks(). */
 void pa_timer_init(void);
+/* The same in two halves, for a program that only converts ticks to seconds at its end (a
+ * profiler): start picks the source and takes the first reading; finish, before the first
+ * conversion, takes the second (waiting until 40 ms have passed) and measures the resolution.
+ * Ticks may be read in between. */
+void pa_timer_start_calibration(void);
+void pa_timer_finish_calibration(void);
 
 /* A timestamp in timer ticks. lfence on both sides keeps the read from drifting into the timed
  * region or out of it (Intel, "How to benchmark code execution times", 2010; AMD's lfence is

@@ -97,7 +97,7 @@ static int free_rank_cache(MPI_Comm comm, int key, void *cache, void *extra)
 
 void pa_ipm_start(void)
 {
-    pa_timer_init();
+    pa_timer_start_calibration(); /* finished at the end: nothing to wait for at MPI_Init */
     PMPI_Comm_rank(MPI_COMM_WORLD, &pa_ipm.rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &pa_ipm.size);
     PMPI_Comm_dup(MPI_COMM_WORLD, &pa_ipm.comm);
@@ -304,6 +304,7 @@ void pa_ipm_region(int level, const char *name)
 void pa_ipm_close_regions(void)
 {
     uint64_t now = pa_ticks();
+    pa_timer_finish_calibration(); /* ticks become seconds from here on */
     pa_ipm_lock();
     while (region_depth > 0)
         leave_region(now);
