@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "ipm.h"
+#include "table.h"
 
 /* The ranks a collective on comm sends to: its size, or its remote group's for an
  * intercommunicator; with `neighbors`, the out-degree of its topology (MPI-3.1, 7.6). */
@@ -70,26 +71,17 @@ static void create_window_key(void)
 
 static int *window_ranks(MPI_Win win)
 {
-    int *cache = NULL, found = 0, size = 0;
+    int *cache = NULL, found = 0;
     pthread_once(&window_key_once, create_window_key);
     PMPI_Win_get_attr(win, window_key, &cache, &found);
     if (found)
         return cache;
-    MPI_Group group, world;
+    MPI_Group group;
     if (PMPI_Win_get_group(win, &group) != MPI_SUCCESS)
         return NULL;
-    PMPI_Group_size(group, &size);
-    cache = malloc(2 * (size_t)size * sizeof *cache);
-    if (cache != NULL) {
-        int *ranks = cache + size;
-        for (int rank = 0; rank < size; rank++)
-            ranks[rank] = rank;
-        PMPI_Comm_group(MPI_COMM_WORLD, &world);
-        PMPI_Group_translate_ranks(group, size, ranks, world, cache);
-        PMPI_Group_free(&world);
-        cache = realloc(cache, (size_t)size * sizeof *cache); /* shrinking: cannot fail */
+    cache = pa_ipm_world_ranks(group);
+    if (cache != NULL)
         PMPI_Win_set_attr(win, window_key, cache);
-    }
     PMPI_Group_free(&group);
     return cache;
 }

@@ -138,30 +138,37 @@ uint64_t pa_ipm_received(const MPI_Status *status)
     return bytes < 0 ? 0 : (uint64_t)bytes;
 }
 
+int *pa_ipm_world_ranks(MPI_Group group)
+{
+    int size = 0;
+    MPI_Group world;
+    PMPI_Group_size(group, &size);
+    int *cache = malloc(2 * (size_t)size * sizeof *cache);
+    if (cache == NULL)
+        return NULL;
+    int *ranks = cache + size;
+    for (int rank = 0; rank < size; rank++)
+        ranks[rank] = rank;
+    PMPI_Comm_group(MPI_COMM_WORLD, &world);
+    PMPI_Group_translate_ranks(group, size, ranks, world, cache);
+    PMPI_Group_free(&world);
+    return realloc(cache, (size_t)size * sizeof *cache); /* shrinking: cannot fail */
+}
+
 static int *rank_cache(MPI_Comm comm)
 {
-    int *cache = NULL, found = 0;
+    int *cache = NULL, found = 0, inter = 0;
     PMPI_Comm_get_attr(comm, rank_cache_key, &cache, &found);
     if (found)
         return cache;
-    int inter = 0, size = 0;
-    MPI_Group group, world;
+    MPI_Group group;
     PMPI_Comm_test_inter(comm, &inter);
     if ((inter ? PMPI_Comm_remote_group(comm, &group) : PMPI_Comm_group(comm, &group)) !=
         MPI_SUCCESS)
         return NULL;
-    PMPI_Group_size(group, &size);
-    cache = malloc(2 * (size_t)size * sizeof *cache);
-    if (cache != NULL) {
-        int *ranks = cache + size;
-        for (int rank = 0; rank < size; rank++)
-            ranks[rank] = rank;
-        PMPI_Comm_group(MPI_COMM_WORLD, &world);
-        PMPI_Group_translate_ranks(group, size, ranks, world, cache);
-        PMPI_Group_free(&world);
-        cache = realloc(cache, (size_t)size * sizeof *cache); /* shrinking: cannot fail */
+    cache = pa_ipm_world_ranks(group);
+    if (cache != NULL)
         PMPI_Comm_set_attr(comm, rank_cache_key, cache);
-    }
     PMPI_Group_free(&group);
     return cache;
 }

@@ -55,6 +55,10 @@ void pa_ipm_unlock(void);
 /* User and system CPU seconds of this thread (who = RUSAGE_THREAD) or process (RUSAGE_SELF). */
 void pa_ipm_cpu_seconds(int who, double *user_s, double *system_s);
 
+/* The ranks of `group` as ranks of MPI_COMM_WORLD (MPI_UNDEFINED where not in it), malloc'd: the
+ * cache a communicator or window keeps as an attribute. NULL when out of memory. */
+int *pa_ipm_world_ranks(MPI_Group group);
+
 /* 1 for the I/O calls (MPI-IO, POSIX, stdio), 0 for the rest. */
 int pa_ipm_is_io(int call);
 /* Adds value to values[region] and to every region enclosing it (parents[0] = -1). */
