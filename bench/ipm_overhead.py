@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from hpcc_compare import HPCCINF
+
 from perfatlas.launchers import LaunchOptions, get_launcher
 from perfatlas.machine import Machine
 from perfatlas.native import executable
@@ -45,9 +45,7 @@ def mpirun_argv(program: Path, args: list[str], machine: Machine) -> list[str]:
 
 def run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[str, float]:
     start = time.perf_counter()
-    done = subprocess.run(
-        argv, cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True
-    )
+    done = subprocess.run(argv, cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True)
     wall = time.perf_counter() - start
     if done.returncode != 0:
         sys.exit(f"{shlex.join(argv)} failed ({done.returncode}): {done.stderr.strip()[-800:]}")
@@ -62,7 +60,9 @@ def loop_medians(stdout: str) -> dict[str, float]:
     return {name: float(np.median(values)) for name, values in samples.items()}
 
 
-def difference(with_: list[float], without: list[float], seed: int = 0) -> tuple[float, float, float]:
+def difference(
+    with_: list[float], without: list[float], seed: int = 0
+) -> tuple[float, float, float]:
     """Median(with) - median(without), with a 95 % percentile-bootstrap interval."""
     a, b = np.asarray(with_), np.asarray(without)
     rng = np.random.default_rng(seed)

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from perfatlas.launchers import detect_flavour
-from perfatlas.native import bin_dir, executable
+from perfatlas.native import executable
+from perfatlas.profile.command import library, profiled
 
 # One event kind: (call, region path, bytes per event, peer as a world rank, events).
 Kind = tuple[str, str, int, int | None, int]
@@ -79,29 +80,30 @@ def expected(rank: int) -> list[Kind]:
     ]
 
 
-def run_profiled(
-    folder: Path, program: str, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess:
-    """`program args` under mpirun np = 2 with the profiler preloaded, writing into folder."""
+def mpirun_command() -> list[str]:
+    """mpirun -np 2 (root permission included), or MPICH's mpiexec -n 2 under PERFATLAS_MPIRUN."""
     wanted = os.environ.get("PERFATLAS_MPIRUN") or "mpirun"
     mpirun = shutil.which(wanted)
     if mpirun is None:
         pytest.skip(f"no {wanted} on PATH")
-    library = bin_dir() / "libperfatlas-ipm.so"
-    assert library.is_file(), f"{library} was not built"
-    variables = {"LD_PRELOAD": str(library), "PERFATLAS_IPM_DIR": str(folder), **(env or {})}
-    # Open MPI: -x NAME=VALUE exports to the ranks only (mpirun itself is not profiled).
     if detect_flavour(mpirun).family == "mpich":
-        argv = [mpirun, "-n", "2"]
-        for name, value in variables.items():
-            argv += ["-genv", name, value]
-    else:
-        argv = [mpirun, "-np", "2"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
-        for name, value in variables.items():
-            argv += ["-x", f"{name}={value}"]
-    argv += [str(executable(program)), *args]
+        return [mpirun, "-n", "2"]
+    return [mpirun, "-np", "2"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+
+
+def run_profiled(
+    folder: Path, program: str, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """`program args` under mpirun np = 2 with the profiler preloaded, writing into folder, the
+    way `perfatlas profile` runs it; env: further settings for the ranks."""
+    command = profiled([*mpirun_command(), str(executable(program)), *args], folder, library(), env)
     return subprocess.run(
-        argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+        command.argv,
+        env={**os.environ, **command.env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
     )
 
 

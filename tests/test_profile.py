@@ -5,16 +5,15 @@ whole command run for real under mpirun."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
+from test_ipm import mpirun_command
 
 from perfatlas.errors import UserError
-from perfatlas.launchers import MpiFlavour, detect_flavour
+from perfatlas.launchers import MpiFlavour
 from perfatlas.native import bin_dir
 from perfatlas.profile import command as command_module
 from perfatlas.profile.command import profiled
@@ -646,16 +645,6 @@ def test_a_failing_program_has_its_partial_profile_stored_and_flagged(cli, tmp_p
 
 
 # -- for real: pa-ipm-exact under mpirun, np = 2 -------------------------------------------------
-def mpirun_command() -> list[str]:
-    wanted = os.environ.get("PERFATLAS_MPIRUN") or "mpirun"
-    mpirun = shutil.which(wanted)
-    if mpirun is None:
-        pytest.skip(f"no {wanted} on PATH")
-    if detect_flavour(mpirun).family == "mpich":
-        return [mpirun, "-n", "2"]
-    return [mpirun, "-np", "2"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
-
-
 def test_perfatlas_profile_runs_an_mpi_program_and_stores_its_profile(cli, tmp_path, read_json):
     out, copy_ = tmp_path / "out", tmp_path / "profile.json"
     exact = str(bin_dir() / "pa-ipm-exact")

@@ -125,7 +125,7 @@ static void reduce_spread(const double *values, const unsigned char *present, in
     free(low);
 }
 
-/* Sums of `n` values, to rank 0, in place of `values`' copy in *sum (allocated here). */
+/* Sums of `n` values over the ranks, in a new array (meaningful on rank 0). */
 static double *reduce_sum(const double *values, int n)
 {
     double *sum = calloc((size_t)n, sizeof *sum);
@@ -175,7 +175,6 @@ static void aggregate_regions(pa_ipm_profile_t *profile, const int map[], const 
     int g = profile->regions, n = g * PA_IPM_NQ;
     double mpi_s[PA_IPM_MAX_REGIONS], io_s[PA_IPM_MAX_REGIONS];
     pa_ipm_region_times(mpi_s, io_s);
-    mpi_s[0] += pa_ticks_to_seconds(pa_ipm.overflow.ticks_total);
     double *values = calloc((size_t)n, sizeof *values), *entries = calloc((size_t)g, sizeof *entries);
     double *ranks = calloc((size_t)g, sizeof *ranks);
     unsigned char *present = calloc((size_t)n, 1);
@@ -259,16 +258,15 @@ static void aggregate_matrix(pa_ipm_profile_t *profile)
 /* The small figures: overflow, table use, region errors, memory. */
 static void aggregate_counters(pa_ipm_profile_t *profile, const pa_ipm_rank_row_t *row)
 {
-    double mine[9] = {(double)pa_ipm.overflow.count,
+    double mine[8] = {(double)pa_ipm.overflow.count,
                       (double)pa_ipm.overflow.bytes,
                       pa_ticks_to_seconds(pa_ipm.overflow.ticks_total),
                       pa_ipm.overflow.count > 0,
                       (double)pa_ipm.regions_full,
                       (double)pa_ipm.unbalanced_pops,
                       (double)pa_ipm.mismatched_pops,
-                      (double)pa_ipm.untracked_receives,
-                      0};
-    double *sums = reduce_sum(mine, 9);
+                      (double)pa_ipm.untracked_receives};
+    double *sums = reduce_sum(mine, 8);
     if (pa_ipm.rank == 0) {
         profile->overflow_count = sums[0], profile->overflow_bytes = sums[1];
         profile->overflow_time = sums[2], profile->overflow_ranks = sums[3];
@@ -306,6 +304,14 @@ void pa_ipm_aggregate(pa_ipm_profile_t *profile)
     if (pa_ipm.rank == 0)
         profile->ranks = malloc((size_t)profile->tasks * sizeof *profile->ranks);
     PMPI_Gather(&row, sizeof row, MPI_BYTE, profile->ranks, sizeof row, MPI_BYTE, 0, pa_ipm.comm);
+}
+
+int pa_ipm_first_on_host(const pa_ipm_profile_t *profile, int rank)
+{
+    for (int before = 0; before < rank; before++)
+        if (strcmp(profile->ranks[before].host, profile->ranks[rank].host) == 0)
+            return 0;
+    return 1;
 }
 
 void pa_ipm_profile_free(pa_ipm_profile_t *profile)

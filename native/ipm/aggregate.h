@@ -40,6 +40,9 @@ typedef struct {
     double regions_full, unbalanced_pops, mismatched_pops, untracked_receives;
 } pa_ipm_profile_t;
 
+/* 1 when no lower rank of the profile ran on `rank`'s host: its hosts, each counted once. */
+int pa_ipm_first_on_host(const pa_ipm_profile_t *profile, int rank);
+
 /* Collective over every rank; the result is meaningful on rank 0 only. */
 void pa_ipm_aggregate(pa_ipm_profile_t *profile);
 void pa_ipm_profile_free(pa_ipm_profile_t *profile);

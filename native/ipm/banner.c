@@ -1,7 +1,6 @@
 /* The banner rank 0 prints to stderr at MPI_Finalize, in the spirit of IPM's: the program, its
  * wallclock, %comm and %i/o, memory, the categories per region over ranks, and the top calls. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "aggregate.h"
 
@@ -25,12 +24,8 @@ static void print_totals(const pa_ipm_profile_t *profile, FILE *out)
     const pa_ipm_spread_t *program = &profile->region[0];
     double wall = program[PA_IPM_Q_WALL].sum, tasks = profile->tasks;
     int hosts = 0;
-    for (int rank = 0; rank < profile->tasks; rank++) {
-        int seen = 0;
-        for (int before = 0; before < rank && !seen; before++)
-            seen = strcmp(profile->ranks[before].host, profile->ranks[rank].host) == 0;
-        hosts += !seen;
-    }
+    for (int rank = 0; rank < profile->tasks; rank++)
+        hosts += pa_ipm_first_on_host(profile, rank);
     double comm = program[PA_IPM_Q_MPI].sum + program[PA_IPM_Q_LBST].sum;
     char tasks_text[64];
     snprintf(tasks_text, sizeof tasks_text, "%d on %d host%s", profile->tasks, hosts,

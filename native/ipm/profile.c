@@ -182,13 +182,9 @@ static void write_header(pa_json *json, const pa_ipm_profile_t *profile)
     pa_json_key_int(json, "tasks", profile->tasks);
     pa_json_key(json, "hosts");
     pa_json_begin_array(json);
-    for (int rank = 0; rank < profile->tasks; rank++) {
-        int seen = 0;
-        for (int before = 0; before < rank && !seen; before++)
-            seen = strcmp(profile->ranks[before].host, profile->ranks[rank].host) == 0;
-        if (!seen)
+    for (int rank = 0; rank < profile->tasks; rank++)
+        if (pa_ipm_first_on_host(profile, rank))
             pa_json_string(json, profile->ranks[rank].host);
-    }
     pa_json_end_array(json);
     pa_json_key_double(json, "started_unix", pa_ipm.start_unix);
     pa_timer_json(json);

@@ -23,7 +23,6 @@ static void write_regions(pa_json *json)
 {
     double mpi_s[PA_IPM_MAX_REGIONS], io_s[PA_IPM_MAX_REGIONS];
     pa_ipm_region_times(mpi_s, io_s);
-    mpi_s[0] += pa_ticks_to_seconds(pa_ipm.overflow.ticks_total); /* where, it cannot say */
     pa_json_key(json, "regions");
     pa_json_begin_array(json);
     for (int id = 0; id < pa_ipm.region_count; id++) {

@@ -352,4 +352,5 @@ void pa_ipm_region_times(double mpi_s[], double io_s[])
             pa_ipm_add_inclusive(pa_ipm_is_io(record->call) ? io_s : mpi_s, parents,
                                  record->region, pa_ticks_to_seconds(record->ticks_total));
     }
+    mpi_s[0] += pa_ticks_to_seconds(pa_ipm.overflow.ticks_total); /* its region is unknown */
 }

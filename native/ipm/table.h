@@ -63,7 +63,8 @@ int *pa_ipm_world_ranks(MPI_Group group);
 int pa_ipm_is_io(int call);
 /* Adds value to values[region] and to every region enclosing it (parents[0] = -1). */
 void pa_ipm_add_inclusive(double values[], const int parents[], int region, double value);
-/* Seconds in MPI (MPI-IO excluded) and in I/O per region of this rank, nested regions included. */
+/* Seconds in MPI (MPI-IO excluded) and in I/O per region of this rank, nested regions included;
+ * the overflow record's time counts as MPI time of the whole program (region 0). */
 void pa_ipm_region_times(double mpi_s[], double io_s[]);
 
 /* Output files in $PERFATLAS_IPM_DIR (rank.c): open (NULL and one sentence on failure), close. */

@@ -28,15 +28,7 @@
 #include <mpi.h>
 #include <stdio.h>
 
-static int failures;
-
-static void expect(int ok, const char *what)
-{
-    if (!ok) {
-        fprintf(stderr, "pa-ipm-calls: wrong %s\n", what);
-        failures++;
-    }
-}
+#include "two_ranks.h"
 
 static void point_to_point(int rank, int other)
 {
@@ -230,16 +222,9 @@ static void file_io(int rank, const char *folder)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2) {
-        if (rank == 0)
-            fprintf(stderr, "pa-ipm-calls: run with exactly 2 ranks (np=2), not %d\n", size);
-        MPI_Finalize();
+    if (!two_ranks(&argc, &argv, "pa-ipm-calls", &rank, &size))
         return 2;
-    }
     double started = MPI_Wtime();
     expect(MPI_Wtime() >= started, "MPI_Wtime");
 

@@ -31,29 +31,13 @@
 #include <unistd.h>
 
 #include "perfatlas_ipm.h"
-
-static int failures;
-
-static void expect(int ok, const char *what)
-{
-    if (!ok) {
-        fprintf(stderr, "pa-ipm-exact: wrong %s\n", what);
-        failures++;
-    }
-}
+#include "two_ranks.h"
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2) {
-        if (rank == 0)
-            fprintf(stderr, "pa-ipm-exact: run with exactly 2 ranks (np=2), not %d\n", size);
-        MPI_Finalize();
+    if (!two_ranks(&argc, &argv, "pa-ipm-exact", &rank, &size))
         return 2;
-    }
     int other = 1 - rank;
 
     double message[100];

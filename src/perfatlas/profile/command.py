@@ -63,15 +63,18 @@ def _program(words: list[str]) -> str:
     return shlex.join(words)
 
 
-def profiled(command: list[str], folder: Path, lib: Path) -> ProfiledCommand:
-    """`command` as the user gave it, changed only to load `lib` into its ranks, writing `folder`."""
+def profiled(
+    command: list[str], folder: Path, lib: Path, settings: dict[str, str] | None = None
+) -> ProfiledCommand:
+    """`command` as the user gave it, changed only to load `lib` into its ranks, writing `folder`;
+    `settings` are further PERFATLAS_IPM_* variables for the ranks (e.g. the table size)."""
     if not command:
         raise UserError(
             "no command to profile: give it after --, e.g. perfatlas profile -- mpirun -np 4 ./app"
         )
     launcher = _found(command[0])
     preload = ":".join(filter(None, [str(lib), os.environ.get("LD_PRELOAD")]))
-    variables = {"LD_PRELOAD": preload, "PERFATLAS_IPM_DIR": str(folder)}
+    variables = {"LD_PRELOAD": preload, "PERFATLAS_IPM_DIR": str(folder), **(settings or {})}
     if not _LAUNCHER.match(Path(command[0]).name):
         return ProfiledCommand(list(command), variables, command[0])
     flavour = detect_flavour(launcher)
