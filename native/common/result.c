@@ -1,5 +1,6 @@
 #include "result.h"
 
+#include "execution.h"
 #include "timer.h"
 
 #ifndef PERFATLAS_COMPILER
@@ -98,6 +99,7 @@ void pa_result_not_measurable(pa_json *json, const char *why)
 
 void pa_result_end(pa_json *json)
 {
+    pa_execution_json(json);
     pa_json_key(json, "build");
     pa_json_begin_object(json);
     pa_json_key_string(json, "compiler", PERFATLAS_COMPILER);

@@ -4,7 +4,7 @@
  *   (caller)            extra params such as "cpu" or "load"
  *   pa_result_context  }, "placement", "timer"
  *   (caller)            pa_result_samples or pa_result_not_measurable, then "derived"
- *   pa_result_end       "build" }                                                              */
+ *   pa_result_end       "execution" (execution.h), "build" }                                    */
 #ifndef PA_RESULT_H
 #define PA_RESULT_H
 

@@ -1,5 +1,5 @@
-"""The perfatlas command line: run, measure, list, show, report, profile, compare, export, topo,
-doctor."""
+"""The perfatlas command line: run, measure, sweep, list, show, report, profile, compare, export,
+topo, doctor."""
 
 from __future__ import annotations
 
@@ -94,6 +94,41 @@ def cmd_measure(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from perfatlas.benchmarks import get
+    from perfatlas.machine import Machine
+    from perfatlas.placement import parse_bind, parse_mempolicy
+    from perfatlas.report import write_report
+    from perfatlas.runner import Runner, console
+    from perfatlas.sweep import plan, resolve_points, run_sweep
+    from perfatlas.sweep_analysis import print_sweep
+    from perfatlas.units import parse_cpu_list
+
+    benchmark = get(args.benchmark)
+    machine = Machine.detect()
+    points = plan(
+        parse_cpu_list(args.threads, "--threads"),
+        [parse_bind(word) for word in args.bind.split(",")],
+        [parse_mempolicy(word, machine) for word in args.mempolicy.split(",")],
+    )
+    resolved = resolve_points(benchmark, _key_values(args.params), points, machine)
+    store = _store(args)
+    runner = Runner(store, machine)
+    console.print(
+        f"sweep of [bold]{benchmark.name}[/]: {len(points)} points x {args.repeat} repetitions, "
+        f"interleaved; database {args.db}"
+    )
+    with runner.run(f"sweep {benchmark.name}", sys.argv):
+        run_sweep(runner, benchmark, resolved, args.repeat)
+    print_sweep(store.results(runner.run_id))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    with console.status("writing the HTML report"):
+        path = write_report(store, runner.run_id, out / f"run-{runner.run_id}.html")
+    print(f"run {runner.run_id} stored in {args.db}; report: {path.resolve()}")
+    return 0
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     from perfatlas.benchmarks import all_benchmarks
     from perfatlas.suite import load, suite_names
@@ -170,14 +205,21 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from perfatlas.comparison import point_ratios
+    from perfatlas.report import write_comparison_report
     from perfatlas.views import comparison_table, console
 
+    if args.expect is not None and not args.expect > 0:
+        raise UserError(f"--expect {args.expect:g} must be a positive ratio (e.g. 1.333)")
     store = _store(args)
     run_a, run_b = store.resolve_run(args.run_a), store.resolve_run(args.run_b)
-    table = comparison_table(store.results(run_a), store.results(run_b), run_a, run_b)
-    if not table.rows:
+    points = point_ratios(store.results(run_a), store.results(run_b))
+    if not points:
         raise UserError(f"runs {run_a} and {run_b} have no result with the same parameters")
-    console.print(table)
+    console.print(comparison_table(points, run_a, run_b, args.expect))
+    if args.report:
+        path = write_comparison_report(store, run_a, run_b, args.expect, Path(args.report))
+        print(f"report: {path.resolve()}")
     return 0
 
 
@@ -274,6 +316,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeat", type=int, default=1, help="launch the measurement N times")
     _launch_arguments(p)
 
+    p = command(
+        "sweep",
+        cmd_sweep,
+        "measure one benchmark over threads x binding x memory policy, repeated and interleaved",
+    )
+    p.add_argument("benchmark")
+    p.add_argument("params", nargs="*", metavar="key=value", help="the fixed parameters")
+    p.add_argument("--threads", default="1", help="thread counts, e.g. 1,2,4 or 1-4 (default 1)")
+    p.add_argument(
+        "--bind",
+        default="close",
+        help="thread binding(s): none (the OS decides), close, spread (default close)",
+    )
+    p.add_argument(
+        "--mempolicy",
+        default="local",
+        help="memory policy(ies): local, interleave, node:K (default local)",
+    )
+    p.add_argument("--repeat", type=int, default=3, help="launches of every point (default 3)")
+    p.add_argument("--out", default="perfatlas-out", help="directory for the HTML report")
+    _launch_arguments(p)
+
     command("list", cmd_list, "list suites and benchmarks with their parameters")
     p = command("show", cmd_show, "list runs, or show one run's results")
     p.add_argument("run", nargs="?", help="run id or 'last'")
@@ -305,9 +369,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="-- COMMAND",
         help="the command to profile, e.g. -- mpirun -np 4 ./app args",
     )
-    p = command("compare", cmd_compare, "compare two runs: ratios with confidence intervals")
+    p = command("compare", cmd_compare, "compare two runs: ratios B / A with confidence intervals")
     p.add_argument("run_a")
     p.add_argument("run_b")
+    p.add_argument(
+        "--expect",
+        type=float,
+        help="the expected ratio B / A (e.g. the clock ratio 1.333): every point is held against "
+        "it and the report draws it",
+    )
+    p.add_argument("--report", metavar="FILE", help="also write the comparison as an HTML report")
     p = command("export", cmd_export, "export a run as JSON or CSV")
     p.add_argument("run")
     p.add_argument("--format", choices=("json", "csv"), default="json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -63,8 +63,17 @@ class Runner:
         self.machine = machine
         self.run_id: int | None = None
 
-    def measure(self, benchmark: Benchmark, params: dict[str, Any], repeat: int = 1) -> list[dict]:
-        """Launch `repeat` times, validate, pool, commit to the store; returns the documents."""
+    def measure(
+        self,
+        benchmark: Benchmark,
+        params: dict[str, Any],
+        repeat: int = 1,
+        annotate: Callable[[dict], list[str]] | None = None,
+    ) -> list[dict]:
+        """Launch `repeat` times, validate, pool, commit to the store; returns the documents.
+
+        `annotate` may add to each document before it is stored (a sweep's point and what its
+        placement obtained) and returns warnings of its own to store with it."""
         launches = []
         for _ in range(repeat):
             documents = benchmark.run(params, self.machine)
@@ -73,7 +82,8 @@ class Runner:
             launches.append(documents)
         documents = merge_repeats(launches) if repeat > 1 else launches[0]
         for document in documents:
-            self.store.add_document(self.run_id, document, benchmark.warnings(document))
+            extra = annotate(document) if annotate else []
+            self.store.add_document(self.run_id, document, benchmark.warnings(document) + extra)
         return documents
 
     @contextmanager
@@ -103,18 +113,35 @@ class Runner:
         self, measurements: list[tuple[Benchmark, dict[str, Any]]], repeat: int = 1
     ) -> None:
         """Measure a list with a progress bar (every step that takes more than a second shows)."""
-        with Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            TextColumn("{task.completed}/{task.total}"),
-            TimeElapsedColumn(),
-            TextColumn("{task.fields[current]}"),
-            console=console,
-            transient=False,
-        ) as progress:
-            task = progress.add_task("measuring", total=len(measurements), current="")
+        with progress_bar(len(measurements)) as step:
             for benchmark, params in measurements:
-                progress.update(task, current=f"{benchmark.name} {benchmark.label(params)}")
+                step(f"{benchmark.name} {benchmark.label(params)}")
                 self.measure(benchmark, params, repeat)
+
+
+@contextmanager
+def progress_bar(total: int) -> Iterator[Callable[[str], None]]:
+    """A progress bar of `total` steps; each call of the yielded function starts the next step."""
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[current]}"),
+        console=console,
+        transient=False,
+    ) as progress:
+        task = progress.add_task("measuring", total=total, current="")
+        started = False
+
+        def step(description: str) -> None:
+            nonlocal started
+            if started:
                 progress.advance(task)
-            progress.update(task, current="done")
+            started = True
+            progress.update(task, current=description)
+
+        yield step
+        if started:
+            progress.advance(task)
+        progress.update(task, current="done")

@@ -100,6 +100,42 @@ class Result:
     document: dict[str, Any]
 
 
+def pool_launches(results: list[Result]) -> list[Result]:
+    """Results of separate launches of the same measurement (a sweep's repetitions) as one
+    result each: samples concatenated in launch order, statistics recomputed, the first
+    launch's document and warnings kept (with the others' added)."""
+    groups: dict[tuple, list[Result]] = {}
+    for r in results:
+        groups.setdefault((r.benchmark, json.dumps(r.params, sort_keys=True), r.metric), []).append(
+            r
+        )
+    pooled = []
+    for launches in groups.values():
+        first = launches[0]
+        if len(launches) == 1 or not first.samples:
+            pooled.append(first)
+            continue
+        samples = [x for r in launches for x in r.samples]
+        summary = summarize(samples)
+        warnings = list(dict.fromkeys(w for r in launches for w in r.warnings))
+        pooled.append(
+            Result(
+                **{
+                    **first.__dict__,
+                    "samples": samples,
+                    "n": len(samples),
+                    "median": summary.median,
+                    "ci_lo": summary.ci_lo,
+                    "ci_hi": summary.ci_hi,
+                    "min": summary.min,
+                    "max": summary.max,
+                    "warnings": warnings,
+                }
+            )
+        )
+    return pooled
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 

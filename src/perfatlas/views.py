@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 from rich.console import Console
 from rich.table import Table
 
-from perfatlas.benchmarks import get
-from perfatlas.stats import ratio
+from perfatlas.comparison import PointRatio
+from perfatlas.report.data import params_label
 from perfatlas.store import Result
 from perfatlas.units import format_value
 
@@ -25,13 +24,6 @@ def titled_table(title: str, *columns: str, right: tuple[int, ...] = ()) -> Tabl
     return table
 
 
-def _params_label(result: Result) -> str:
-    try:
-        return get(result.benchmark).label(result.params)
-    except Exception:  # a benchmark this version does not know: show the raw parameters
-        return json.dumps(result.params, sort_keys=True)
-
-
 def results_table(results: list[Result], title: str) -> Table:
     table = Table(title=title, title_justify="left")
     for column in ("benchmark", "parameters", "metric", "median", "95% CI", "min", "max", "n"):
@@ -40,7 +32,7 @@ def results_table(results: list[Result], title: str) -> Table:
         if r.not_measurable:
             table.add_row(
                 r.benchmark,
-                _params_label(r),
+                params_label(r),
                 r.metric,
                 f"[yellow]not measurable here: {r.not_measurable}[/]",
                 "",
@@ -51,7 +43,7 @@ def results_table(results: list[Result], title: str) -> Table:
             continue
         table.add_row(
             r.benchmark,
-            _params_label(r),
+            params_label(r),
             r.metric,
             format_value(r.median, r.unit) + (" [yellow]![/]" if r.warnings else ""),
             f"{format_value(r.ci_lo, r.unit)} .. {format_value(r.ci_hi, r.unit)}",
@@ -65,7 +57,7 @@ def results_table(results: list[Result], title: str) -> Table:
 def print_warnings(results: list[Result]) -> None:
     for r in results:
         for warning in r.warnings:
-            console.print(f"[yellow]warning[/] {r.benchmark} {_params_label(r)}: {warning}")
+            console.print(f"[yellow]warning[/] {r.benchmark} {params_label(r)}: {warning}")
 
 
 def runs_table(runs: list[dict]) -> Table:
@@ -85,17 +77,12 @@ def runs_table(runs: list[dict]) -> Table:
     return table
 
 
-def result_key(result: Result) -> tuple:
-    """Results of two runs match when benchmark, parameters and metric are equal."""
-    return (result.benchmark, json.dumps(result.params, sort_keys=True), result.metric)
-
-
-def comparison_table(a: list[Result], b: list[Result], run_a: int, run_b: int) -> Table:
-    table = Table(
-        title=f"run {run_b} relative to run {run_a} (ratio of medians, 95% bootstrap CI)",
-        title_justify="left",
-    )
-    for column in (
+def comparison_table(points: list[PointRatio], run_a: int, run_b: int, expect: float | None):
+    """Every matched point: both medians, the ratio B / A with its interval, and the verdict."""
+    against = "1" if expect is None else f"the expected {expect:g}"
+    table = titled_table(
+        f"run {run_b} relative to run {run_a} (ratio of medians, 95% bootstrap CI, held against "
+        f"{against})",
         "benchmark",
         "parameters",
         "metric",
@@ -104,23 +91,17 @@ def comparison_table(a: list[Result], b: list[Result], run_a: int, run_b: int) -
         "ratio",
         "95% CI",
         "",
-    ):
-        table.add_column(column)
-    by_key = {result_key(r): r for r in a if r.samples}
-    for rb in b:
-        ra = by_key.get(result_key(rb))
-        if ra is None or not rb.samples:
-            continue
-        r = ratio(rb.samples, ra.samples)
-        verdict = "same" if r.ci_lo <= 1.0 <= r.ci_hi else ("higher" if r.ci_lo > 1 else "lower")
+        right=(3, 4, 5, 6),
+    )
+    for p in points:
         table.add_row(
-            rb.benchmark,
-            _params_label(rb),
-            rb.metric,
-            format_value(ra.median, ra.unit),
-            format_value(rb.median, rb.unit),
-            f"{r.median:.3f}",
-            f"{r.ci_lo:.3f} .. {r.ci_hi:.3f}",
-            verdict,
+            p.b.benchmark,
+            params_label(p.b),
+            p.b.metric,
+            format_value(p.a.median, p.a.unit),
+            format_value(p.b.median, p.b.unit),
+            f"{p.ratio.median:.3f}",
+            f"{p.ratio.ci_lo:.3f} .. {p.ratio.ci_hi:.3f}",
+            p.verdict(expect),
         )
     return table

@@ -15,6 +15,7 @@ from perfatlas.errors import UserError
 from perfatlas.launchers import get_launcher, launch_options
 from perfatlas.machine import Machine
 from perfatlas.native import executable, run_launch
+from perfatlas.placement import current_placement
 from perfatlas.units import format_cpu_list, format_size, parse_cpu_list, parse_duration, parse_size
 
 
@@ -193,13 +194,13 @@ class Benchmark:
                 }
             ]
         launcher = get_launcher(self.launcher_for(params))
+        program = executable(self.executable)
         launch = launcher.prepare(
-            executable(self.executable),
-            self.native_args(params, machine),
-            params,
-            machine,
-            launch_options(),
+            program, self.native_args(params, machine), params, machine, launch_options()
         )
+        placement = current_placement()  # perfatlas sweep --bind --mempolicy
+        if placement is not None:
+            placement.wrap(launch, program, self)
         documents = run_launch(launch, self.executable, launcher)
         documents = documents if isinstance(documents, list) else [documents]
         for document in documents:  # which launcher ran it, and the exact command line

@@ -17,11 +17,11 @@ import jinja2
 from perfatlas import __version__
 from perfatlas.errors import UserError
 from perfatlas.report.blocks import Block
-from perfatlas.report.data import RunData
+from perfatlas.report.data import Comparison, RunData
 from perfatlas.report.registry import all_sections
 from perfatlas.store import Store
 
-__all__ = ["write_report", "write_profile_report", "render_report"]
+__all__ = ["write_report", "write_profile_report", "write_comparison_report", "render_report"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,15 @@ def render_report(data: RunData, store_path: str = "", only: Collection[str] = (
 def write_report(store: Store, run_id: int, path: str | Path) -> Path:
     """Write the report of run `run_id` to `path` (one HTML file) and return the path."""
     return _write(render_report(RunData.load(store, run_id), str(store.path)), Path(path))
+
+
+def write_comparison_report(
+    store: Store, run_a: int, run_b: int, expect: float | None, path: str | Path
+) -> Path:
+    """The comparison of run B against run A (perfatlas compare --report)."""
+    data = RunData.load(store, run_b)
+    data.comparison = Comparison(store.run(run_a), store.results(run_a), expect)
+    return _write(render_report(data, str(store.path), only=("comparison",)), Path(path))
 
 
 def write_profile_report(document: dict, source: Path, path: str | Path) -> Path:

@@ -11,18 +11,21 @@ from typing import Any
 import numpy as np
 
 from perfatlas.levels import Cache, hwloc_caches
-from perfatlas.store import Result, Store
+from perfatlas.store import Result, Store, pool_launches
 from perfatlas.units import format_cpu_list, format_size, parse_cpu_list
 
 
 def params_label(result: Result) -> str:
-    """The benchmark's own short description of a parameter set."""
+    """The benchmark's own short description of a parameter set (and a sweep's policy)."""
     from perfatlas.benchmarks import get
 
     try:
-        return get(result.benchmark).label(result.params)
+        label = get(result.benchmark).label(result.params)
     except Exception:  # a benchmark this version does not know: show the raw parameters
         return json.dumps(result.params, sort_keys=True)
+    if "sweep" in result.document and "bind=" not in label:
+        label += f" bind={result.params['bind']} mem={result.params['mempolicy']}"
+    return label
 
 
 def warning_kind(warning: str) -> str:
@@ -32,15 +35,28 @@ def warning_kind(warning: str) -> str:
     return head.split(":")[0][:60]
 
 
+@dataclass(frozen=True)
+class Comparison:
+    run_a: dict[str, Any]
+    results_a: list[Result]
+    expect: float | None  # the expected ratio B / A (--expect), drawn for reference
+
+
 @dataclass
 class RunData:
     run: dict[str, Any]
-    results: list[Result]
+    launches: list[Result]  # as stored: a sweep stores each launch of a point on its own
     profiles: list[dict[str, Any]] = field(default_factory=list)  # Store.profiles
+    comparison: Comparison | None = None  # perfatlas compare: this run (B) against another (A)
 
     @classmethod
     def load(cls, store: Store, run_id: int) -> RunData:
         return cls(store.run(run_id), store.results(run_id), store.profiles(run_id))
+
+    @cached_property
+    def results(self) -> list[Result]:
+        """One result per measurement: the launches of a point pooled."""
+        return pool_launches(self.launches)
 
     @cached_property
     def caches(self) -> list[Cache]:

@@ -1,0 +1,200 @@
+"""Thread binding and memory policy of a launch (`perfatlas sweep --bind --mempolicy`).
+
+A placement is applied in one of two ways, chosen per benchmark:
+- a benchmark that places its own threads or memory (parameters `cpus`, `node`) is given the PUs
+  and the node through those parameters, so that it applies and verifies them itself;
+- any other benchmark (OpenMP and OpenBLAS threads it does not pin: app.spsolve ...) is launched
+  under the OpenMP runtime's binding (OMP_PROC_BIND, OMP_PLACES) and numactl's memory policy.
+Either way what was obtained is read back from the process at the end of its run (the document's
+"execution" block, native/common/execution.c), never assumed from what was asked.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from perfatlas.errors import UserError
+from perfatlas.launchers import Launch
+from perfatlas.machine import Machine
+from perfatlas.units import parse_cpu_list
+
+BINDS = ("none", "close", "spread")
+MEMPOLICIES = ("local", "interleave", "node:K")
+
+# OpenMP 4.0 binding: `close` packs threads onto neighbouring cores, `spread` spreads them as far
+# apart as the places allow; `false` leaves them to the OS scheduler.
+_OPENMP = {
+    "none": {"OMP_PROC_BIND": "false"},
+    "close": {"OMP_PROC_BIND": "close", "OMP_PLACES": "cores"},
+    "spread": {"OMP_PROC_BIND": "spread", "OMP_PLACES": "cores"},
+}
+
+
+def parse_bind(text: str) -> str:
+    if text not in BINDS:
+        raise UserError(f"--bind '{text}' is not one of {', '.join(BINDS)}")
+    return text
+
+
+def parse_mempolicy(text: str, machine: Machine) -> str:
+    """local, interleave or node:K (K a NUMA node of this machine)."""
+    if text in ("local", "interleave"):
+        return text
+    kind, _, node = text.partition(":")
+    if kind != "node" or not node.isdigit():
+        raise UserError(f"--mempolicy '{text}' is not local, interleave or node:K (e.g. node:0)")
+    if int(node) not in machine.numa_nodes:
+        raise UserError(
+            f"--mempolicy {text}: NUMA node {node} does not exist; this machine has node(s) "
+            f"{', '.join(map(str, machine.numa_nodes))}"
+        )
+    return text
+
+
+@dataclass(frozen=True)
+class Placement:
+    bind: str  # none | close | spread
+    mempolicy: str  # local | interleave | node:K
+
+    @property
+    def label(self) -> str:
+        return f"bind={self.bind} mem={self.mempolicy}"
+
+    def numactl_words(self) -> list[str]:
+        if self.mempolicy == "local":
+            return ["--localalloc"]
+        if self.mempolicy == "interleave":
+            return ["--interleave=all"]
+        return [f"--membind={self.mempolicy.partition(':')[2]}"]
+
+    def node_param(self) -> str:
+        """The same policy as a memory benchmark's `node` parameter."""
+        return self.mempolicy.partition(":")[2] if ":" in self.mempolicy else self.mempolicy
+
+    def params_for(
+        self, benchmark: Any, raw: dict[str, Any], threads: int, machine: Machine
+    ) -> dict[str, Any]:
+        """The benchmark's own parameters that carry this placement (`cpus`, `node`)."""
+        names = {p.name for p in benchmark.params}
+        raw = dict(raw, threads=str(threads))
+        if "cpus" in names:
+            if self.bind == "none":
+                raise UserError(
+                    f"{benchmark.name} pins every thread itself (cpus=): --bind none does not "
+                    "apply to it; sweep --bind close,spread"
+                )
+            raw["cpus"] = ",".join(map(str, pus_in_order(machine, self.bind)[:threads]))
+        if "node" in names:
+            raw["node"] = self.node_param()
+        return raw
+
+    def wrap(self, launch: Launch, executable: Path, benchmark: Any) -> None:
+        """Bind through the OpenMP runtime and place memory through numactl, unless the benchmark
+        does either itself (params_for)."""
+        names = {p.name for p in benchmark.params}
+        if "cpus" not in names:
+            launch.env.update(_OPENMP[self.bind])
+            launch.notes.append(f"thread binding by the OpenMP runtime: {_OPENMP[self.bind]}")
+            if launch.launcher == "mpirun" and self.bind == "none":
+                at = launch.argv.index(str(executable))
+                launch.argv[at:at] = ["--bind-to", "none"]
+                launch.notes.append("--bind none: ranks not bound by mpirun either")
+        if "node" not in names:
+            numactl = shutil.which("numactl")
+            if numactl is None:
+                raise UserError("--mempolicy needs numactl: install numactl")
+            at = launch.argv.index(str(executable))
+            launch.argv[at:at] = [numactl, *self.numactl_words()]
+            launch.notes.append(f"memory policy by numactl {' '.join(self.numactl_words())}")
+
+
+def pus_in_order(machine: Machine, bind: str) -> list[int]:
+    """PUs in the order threads take them: `close` fills a core's PUs, then the next core of the
+    same package; `spread` takes one PU per core, alternating packages, before any SMT sibling."""
+    pus = sorted(machine.topology["pus"], key=lambda p: (p["package"], p["core"], p["os_index"]))
+    if bind == "close":
+        return [p["os_index"] for p in pus]
+    by_package: dict[int, list[list[int]]] = {}
+    for pu in pus:
+        cores = by_package.setdefault(pu["package"], [])
+        if not cores or cores[-1][0] != pu["core"]:
+            cores.append([pu["core"]])
+        cores[-1].append(pu["os_index"])
+    packages = list(by_package.values())
+    order = []
+    for smt in range(1, 1 + max(len(core) - 1 for cores in packages for core in cores)):
+        for index in range(max(len(cores) for cores in packages)):
+            for cores in packages:
+                if index < len(cores) and smt < len(cores[index]):
+                    order.append(cores[index][smt])
+    return order
+
+
+_PLACEMENT: ContextVar[Placement | None] = ContextVar("perfatlas_placement", default=None)
+
+
+def current_placement() -> Placement | None:
+    return _PLACEMENT.get()
+
+
+@contextmanager
+def placing(placement: Placement | None) -> Iterator[None]:
+    token = _PLACEMENT.set(placement)
+    try:
+        yield
+    finally:
+        _PLACEMENT.reset(token)
+
+
+# -- what was obtained ---------------------------------------------------------------------------
+def obtained(document: dict, placement: Placement, machine: Machine) -> dict[str, Any]:
+    """Binding, migrations, page placement and the estimated remote-access fraction of one launch,
+    read from its "execution" block (native/common/execution.c)."""
+    execution = document.get("execution") or {}
+    threads = execution.get("threads") or []
+    node_of = {pu["os_index"]: pu["numa_node"] for pu in machine.topology["pus"]}
+    everywhere = set(machine.pus)
+    pinned = [t for t in threads if len(parse_cpu_list(t["cpus_allowed"] or "0")) == 1]
+    placed = (
+        "unpinned (the OS decides)"
+        if not pinned
+        else f"{len(pinned)} of {len(threads)} threads pinned to one PU"
+    )
+    if placement.bind != "none" and not pinned:
+        placed += f"; {placement.bind} binding was asked but not applied"
+    if placement.bind == "none" and any(
+        set(parse_cpu_list(t["cpus_allowed"])) != everywhere for t in threads
+    ):
+        placed += "; some threads were restricted by the launcher or cgroup"
+    on_node = {int(k): v for k, v in (execution.get("bytes_on_node") or {}).items()}
+    total = sum(on_node.values())
+    shares = {node: b / total for node, b in on_node.items()} if total else {}
+    return {
+        "binding": placed,
+        "cpus": [t["cpu"] for t in threads],
+        "migrations": execution.get("migrations"),
+        "pages_on_node": shares,
+        **remote_fraction(threads, shares, node_of),
+    }
+
+
+def remote_fraction(
+    threads: list[dict], shares: dict[int, float], node_of: dict[int, int]
+) -> dict[str, Any]:
+    """Fraction of memory accesses that go to another NUMA node. Without hardware counters it is
+    estimated: each thread touches every page alike, so a thread on node n reaches remote memory
+    with probability 1 - share(n); the estimate is the mean over threads."""
+    if not shares or not threads:
+        return {"remote_fraction": None, "remote_fraction_method": "no page placement read back"}
+    local = [shares.get(node_of.get(t["cpu"], -1), 0.0) for t in threads]
+    return {
+        "remote_fraction": 1.0 - sum(local) / len(local),
+        "remote_fraction_method": "estimated from page placement against thread placement (no "
+        "hardware counters on this machine)",
+    }

@@ -1,0 +1,119 @@
+"""perfatlas sweep: one benchmark over thread counts x thread binding x memory policy, repeated.
+
+Every point of the cross product is launched `repeat` times, and the launches are interleaved:
+round r runs every point once, in the plan's order rotated by r, so that slow drifts of the machine
+(thermal state, a background job, page-cache state) spread over all points instead of biasing the
+ones measured last (Hoefler & Belli, SC15, on interleaving compared configurations). Each launch is
+its own stored result, committed as it completes; its document carries the point, the repetition,
+and the placement it obtained (perfatlas.placement.obtained), so run-to-run variability and
+speedup are computed later from what is stored (perfatlas.sweep_analysis).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from perfatlas.benchmarks.base import Benchmark
+from perfatlas.errors import UserError
+from perfatlas.machine import Machine
+from perfatlas.placement import Placement, obtained, placing
+from perfatlas.runner import Runner, progress_bar
+
+SWEEP_KEYS = ("threads", "bind", "mempolicy")  # the axes; a point's other parameters are fixed
+
+
+@dataclass(frozen=True)
+class Point:
+    threads: int
+    placement: Placement
+
+    @property
+    def label(self) -> str:
+        return f"threads={self.threads} {self.placement.label}"
+
+
+def plan(threads: list[int], binds: list[str], mempolicies: list[str]) -> list[Point]:
+    """The cross product, thread counts varying fastest within each policy."""
+    return [
+        Point(t, Placement(bind, mempolicy))
+        for bind, mempolicy, t in itertools.product(binds, mempolicies, threads)
+    ]
+
+
+def schedule(points: list[Point], repeat: int) -> list[tuple[int, Point]]:
+    """(repetition, point) in launch order: round r is the plan rotated by r places."""
+    order = []
+    for repetition in range(repeat):
+        shift = repetition % len(points)
+        order += [(repetition, p) for p in points[shift:] + points[:shift]]
+    return order
+
+
+def resolve_points(
+    benchmark: Benchmark, raw: dict[str, str], points: list[Point], machine: Machine
+) -> dict[Point, dict[str, Any]]:
+    """Every point's parameters, checked before anything is measured."""
+    if not any(p.name == "threads" for p in benchmark.params):
+        raise UserError(f"{benchmark.name} takes no threads parameter: it cannot be swept")
+    fixed = sorted(set(raw) & {"threads", "cpus"})
+    if fixed:
+        raise UserError(
+            f"give {fixed[0]} through the sweep's axes (--threads, --bind), not as {fixed[0]}="
+        )
+    return {
+        point: benchmark.resolve(
+            point.placement.params_for(benchmark, raw, point.threads, machine), machine
+        )
+        for point in points
+    }
+
+
+def run_sweep(
+    runner: Runner, benchmark: Benchmark, resolved: dict[Point, dict[str, Any]], repeat: int
+) -> None:
+    """Measure the schedule of the resolved points, storing every launch as it completes."""
+    order = schedule(list(resolved), repeat)
+    with progress_bar(len(order)) as step:
+        for position, (repetition, point) in enumerate(order):
+            step(f"{benchmark.name} {point.label} (repetition {repetition + 1}/{repeat})")
+
+            def annotate(document: dict, point=point, repetition=repetition, position=position):
+                return _annotate(document, point, repetition, position, repeat, runner.machine)
+
+            with placing(point.placement):
+                runner.measure(benchmark, resolved[point], annotate=annotate)
+
+
+def _annotate(
+    document: dict, point: Point, repetition: int, position: int, repeat: int, machine: Machine
+) -> list[str]:
+    """The point's axes become parameters (so that launches of one point group, and runs
+    compare); the launch's place in the schedule and what its placement obtained go beside."""
+    document["params"].update(bind=point.placement.bind, mempolicy=point.placement.mempolicy)
+    document["params"]["threads"] = point.threads
+    got = obtained(document, point.placement, machine) if not document.get("not_measurable") else {}
+    document["sweep"] = {
+        "repetition": repetition,
+        "repeat": repeat,
+        "position": position,
+        "obtained": got,
+    }
+    return placement_warnings(point.placement, got)
+
+
+def placement_warnings(placement: Placement, got: dict[str, Any]) -> list[str]:
+    """What the launch obtained that differs from what the sweep asked."""
+    found = []
+    if "asked but not applied" in got.get("binding", ""):
+        found.append(
+            f"binding not applied: {placement.bind} was asked but no thread was pinned; "
+            "check OMP_PROC_BIND support of the OpenMP runtime and cgroup limits"
+        )
+    node = placement.node_param()
+    shares = got.get("pages_on_node") or {}
+    if node.isdigit() and shares and shares.get(int(node), 0.0) < 0.99:
+        landed = ", ".join(f"node {k}: {v:.0%}" for k, v in sorted(shares.items()))
+        found.append(f"memory not where asked: {placement.mempolicy} but pages landed {landed}")
+    return found
