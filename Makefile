@@ -12,7 +12,8 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build pkg-config python3-venv pyt
                    libhwloc-dev hwloc libnuma-dev numactl libsqlite3-dev \
                    chromium likwid \
                    openmpi-bin libopenmpi-dev mpich libmpich-dev iproute2 hpcc \
-                   libsuitesparse-dev libmumps-dev libmetis-dev libopenblas-openmp-dev libpapi-dev
+                   libsuitesparse-dev libmumps-dev libmetis-dev libopenblas-openmp-dev libpapi-dev \
+                   libscalapack-openmpi-dev
 
 .PHONY: all deps install run test test-mpich bench lint clean
 all: install
@@ -51,11 +52,12 @@ test-mpich: install
 	cmake --build $(MPICH_BUILD) > /dev/null
 	PERFATLAS_MPIRUN=/usr/bin/mpiexec.mpich PERFATLAS_BIN_DIR=$(CURDIR)/$(MPICH_BUILD)/bin \
 	    $(PY) -m pytest -q tests/test_comm.py tests/test_comm_launch.py tests/test_ipm.py tests/test_profile.py \
-	        tests/test_ipm_calls.py
+	        tests/test_ipm_calls.py tests/test_spmv.py tests/test_app_sweep.py
 
 bench: install
 	$(PY) bench/likwid_compare.py
 	$(PY) bench/hpcc_compare.py
+	$(PY) bench/spsolve_overhead.py
 
 clean:
 	rm -rf build $(VENV) $(OUT)

@@ -32,13 +32,14 @@ def test_plan_is_the_cross_product_and_every_round_runs_every_point_once():
     points = plan([1, 2], ["none", "close", "spread"], ["local", "interleave"])
     assert len(points) == 12 and len(set(points)) == 12
     order = schedule(points, 3)
-    assert len(order) == 36
+    assert [slot.position for slot in order] == list(range(36))
     for repetition in range(3):
-        round_ = [p for r, p in order if r == repetition]
+        round_ = [slot.point for slot in order if slot.repetition == repetition]
         assert sorted(map(str, round_)) == sorted(map(str, points))
         assert round_[0] == points[repetition]  # rotated by one place per round
     # interleaved: no point is launched twice in a row
-    assert all(a[1] != b[1] for a, b in zip(order, order[1:]))
+    assert all(a.point != b.point for a, b in zip(order, order[1:]))
+    assert len(plan([1, 1, 2], ["close", "close"], ["local"])) == 2  # duplicates once
 
 
 # -- analysis of stored launches -----------------------------------------------------------------
@@ -201,3 +202,26 @@ def test_compare_pools_launches_and_holds_points_against_the_expected_ratio(cli,
     html = report.read_text()
     assert "Comparison of two runs" in html and "geometric mean" in html and "<svg" in html
     assert cli("compare", "1", "2", "--expect", "-1").code == 2
+
+
+def test_suite_steps_with_bind_or_mempolicy_are_interleaved_sweeps(cli, tmp_path):
+    from perfatlas.machine import Machine
+    from perfatlas.suite import expand, load
+
+    machine = Machine.detect()
+    shipped = expand(load("spsolve"), machine)
+    sweeps = [m for m in shipped if m.slots]
+    assert len(sweeps) == 2 and all(len(m.slots) == 2 * 2 * 3 for m in sweeps)
+    assert len(shipped) - len(sweeps) == 4 + 2  # MUMPS np x ordering, laplace2d orderings
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(
+        'description = "a sweep step"\n[[step]]\nbenchmark = "app.spsolve"\n'
+        'problem = "laplace2d"\nn = 12\nrepeat = 3\nwarmup = 0\nthreads = [1, 2]\n'
+        'bind = ["none", "close"]\nlaunches = 2\n'
+    )
+    result = cli("run", str(suite), "--out", str(tmp_path))
+    assert result.code == 0, result.err
+    documents = stored(cli.db)
+    assert [d["sweep"]["position"] for d in documents] == list(range(8))
+    assert {d["params"]["mempolicy"] for d in documents} == {"local"}
+    assert "speedup" in result.out

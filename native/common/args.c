@@ -30,10 +30,12 @@ typedef struct {
     double scale;
 } unit;
 
+/* Binary K/KiB, M/MiB ... and SI kB, MB, GB, TB (DESIGN.md: MB = 10^6 bytes), as units.py reads
+ * them. */
 static const unit size_units[] = {
-    {"", 1.0},       {"B", 1.0},      {"K", 0x1p10}, {"KiB", 0x1p10}, {"M", 0x1p20},
-    {"MiB", 0x1p20}, {"G", 0x1p30},   {"GiB", 0x1p30}, {"T", 0x1p40}, {"TiB", 0x1p40},
-    {NULL, 0},
+    {"", 1.0},       {"B", 1.0},    {"K", 0x1p10},   {"KiB", 0x1p10}, {"M", 0x1p20},
+    {"MiB", 0x1p20}, {"G", 0x1p30}, {"GiB", 0x1p30}, {"T", 0x1p40},   {"TiB", 0x1p40},
+    {"kB", 1e3},     {"MB", 1e6},   {"GB", 1e9},     {"TB", 1e12},    {NULL, 0},
 };
 static const unit duration_units[] = {
     {"", 1.0}, {"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {NULL, 0},

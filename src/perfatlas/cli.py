@@ -37,17 +37,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     from perfatlas import suite as suites
     from perfatlas.machine import Machine
     from perfatlas.report import write_report
-    from perfatlas.runner import Runner, console
+    from perfatlas.runner import Planned, Runner, console
     from perfatlas.summary import print_summary
+    from perfatlas.sweep import planned_launches
+    from perfatlas.sweep_analysis import print_sweep
     from perfatlas.units import parse_cpu_list
 
     definition = suites.load(args.suite)  # bad suite names fail before anything is opened
     machine = Machine.detect()
     threads = parse_cpu_list(args.threads, "--threads") if args.threads else None
-    planned = [
-        (m.benchmark, m.benchmark.resolve(_with_np(m.benchmark, m.raw, args.np), machine))
-        for m in suites.expand(definition, machine, threads)
-    ]
+    planned = []
+    for m in suites.expand(definition, machine, threads):
+        raw = _with_np(m.benchmark, m.raw, args.np)
+        if m.slots:  # a sweep step
+            planned += planned_launches(m.benchmark, raw, list(m.slots), machine)
+        else:
+            planned.append(Planned(m.benchmark, m.benchmark.resolve(raw, machine)))
     store = _store(args)
     runner = Runner(store, machine)
     console.print(f"suite [bold]{args.suite}[/]: {len(planned)} measurements, database {args.db}")
@@ -56,6 +61,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     print_summary(store, runner.run_id)
+    print_sweep(store.results(runner.run_id))  # the suite's sweep steps, if it has any
     with console.status("writing the HTML report"):
         path = write_report(store, runner.run_id, out / f"run-{runner.run_id}.html")
     print(f"run {runner.run_id} stored in {args.db}; report: {path.resolve()}")
@@ -100,7 +106,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from perfatlas.placement import parse_bind, parse_mempolicy
     from perfatlas.report import write_report
     from perfatlas.runner import Runner, console
-    from perfatlas.sweep import plan, resolve_points, run_sweep
+    from perfatlas.sweep import plan, planned_launches, schedule
     from perfatlas.sweep_analysis import print_sweep
     from perfatlas.units import parse_cpu_list
 
@@ -111,7 +117,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         [parse_bind(word) for word in args.bind.split(",")],
         [parse_mempolicy(word, machine) for word in args.mempolicy.split(",")],
     )
-    resolved = resolve_points(benchmark, _key_values(args.params), points, machine)
+    launches = planned_launches(
+        benchmark, _key_values(args.params), schedule(points, args.repeat), machine
+    )
     store = _store(args)
     runner = Runner(store, machine)
     console.print(
@@ -119,7 +127,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         f"interleaved; database {args.db}"
     )
     with runner.run(f"sweep {benchmark.name}", sys.argv):
-        run_sweep(runner, benchmark, resolved, args.repeat)
+        runner.measure_all(launches)
     print_sweep(store.results(runner.run_id))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -255,6 +263,23 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_parbench(args: argparse.Namespace) -> int:
+    from perfatlas.machine import Machine
+    from perfatlas.parbench.base import Options, print_base, run_base
+    from perfatlas.units import parse_cpu_list
+
+    machine = Machine.detect()
+    options = Options(
+        cpus=parse_cpu_list(args.cpus, "--cpus") if args.cpus else None,
+        threads=parse_cpu_list(args.threads, "--threads") if args.threads else None,
+        quick=args.quick,
+        kernels=args.kernels,
+    )
+    store = _store(args)
+    print_base(store, run_base(store, machine, options))
+    return 0
+
+
 def _launch_arguments(p: argparse.ArgumentParser) -> None:
     """How MPI benchmarks are launched (perfatlas.launchers); the environment gives defaults."""
     p.add_argument(
@@ -386,6 +411,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("topo", cmd_topo, "show this machine's topology (hwloc)")
     p.add_argument("--json", action="store_true", help="print the topology document")
     command("doctor", cmd_doctor, "what can and cannot be measured on this machine, and why")
+    p = command("parbench", cmd_parbench, "PARbench kernels: 'base' measures every variant alone")
+    p.add_argument("action", choices=("base",), help="base: the base data of every kernel variant")
+    p.add_argument("--cpus", help="the PUs to use, e.g. 0-3 (default: all)")
+    p.add_argument("--threads", help="thread counts, e.g. 1,2,4 (default: 1 and all of --cpus)")
+    p.add_argument("--quick", action="store_true", help="240 kB, stride 1, 3 short samples only")
+    p.add_argument("--kernels", help="only these kernels, e.g. triad,dgemm_blocked")
     return parser
 
 

@@ -10,6 +10,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
@@ -18,6 +19,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from perfatlas.benchmarks.base import Benchmark
 from perfatlas.contract import validate
 from perfatlas.machine import Machine, software_versions
+from perfatlas.placement import Placement, placing
 from perfatlas.store import Store
 
 console = Console(stderr=True)
@@ -39,6 +41,23 @@ def merge_repeats(documents_per_repeat: list[list[dict]]) -> list[dict]:
     for target in merged:
         target.setdefault("derived", {})["launches"] = len(documents_per_repeat)
     return merged
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One measurement of a run: a benchmark, its resolved parameters, and for a sweep's launch
+    the placement to apply and the annotation of its document (perfatlas.sweep.Slot)."""
+
+    benchmark: Benchmark
+    params: dict[str, Any]
+    placement: Placement | None = None
+    annotate: Callable[[dict], list[str]] | None = None
+    note: str = ""  # shown after the label in the progress line
+
+    @property
+    def description(self) -> str:
+        placed = f" {self.placement.label}" if self.placement else ""
+        return f"{self.benchmark.name} {self.benchmark.label(self.params)}{placed}{self.note}"
 
 
 class _Interrupted(Exception):
@@ -74,6 +93,7 @@ class Runner:
 
         `annotate` may add to each document before it is stored (a sweep's point and what its
         placement obtained) and returns warnings of its own to store with it."""
+        params = benchmark.with_stored(params, self.store, self.machine)
         launches = []
         for _ in range(repeat):
             documents = benchmark.run(params, self.machine)
@@ -109,14 +129,13 @@ class Runner:
         finally:
             self.store.finish_run(self.run_id, status)
 
-    def measure_all(
-        self, measurements: list[tuple[Benchmark, dict[str, Any]]], repeat: int = 1
-    ) -> None:
+    def measure_all(self, measurements: list[Planned], repeat: int = 1) -> None:
         """Measure a list with a progress bar (every step that takes more than a second shows)."""
         with progress_bar(len(measurements)) as step:
-            for benchmark, params in measurements:
-                step(f"{benchmark.name} {benchmark.label(params)}")
-                self.measure(benchmark, params, repeat)
+            for planned in measurements:
+                step(planned.description)
+                with placing(planned.placement):
+                    self.measure(planned.benchmark, planned.params, repeat, planned.annotate)
 
 
 @contextmanager

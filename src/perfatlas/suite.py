@@ -1,10 +1,11 @@
 """Suites: TOML files that name benchmarks and the parameter grids to measure them over.
 
 A step's value may be a scalar, a list (every combination is measured), or a size sweep
-`{from = "4KiB", to = "256MiB", per_doubling = 2}` (geometric points, rounded to 64 bytes).
-`threads = "all"` means one thread per PU; sweep bounds may be multiples of the last-level cache
-(`to = "4xLLC"`). `--threads LIST` replaces the thread counts of every
-step whose benchmark takes threads.
+`{from = "4KiB", to = "256MiB", per_doubling = 2}` (geometric points, rounded to 64 bytes; bounds
+may be multiples of the last-level cache, `to = "4xLLC"`). `threads = "all"` means one thread per
+PU; `--threads LIST` replaces the thread counts of every step whose benchmark takes threads.
+A step with `bind`, `mempolicy` or `launches` is a sweep: its thread counts x bindings x memory
+policies, each launched `launches` times, interleaved (perfatlas.sweep).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from perfatlas.benchmarks import get
 from perfatlas.benchmarks.base import Benchmark
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
+from perfatlas.placement import parse_bind, parse_mempolicy
+from perfatlas.sweep import Slot, plan, schedule
 from perfatlas.units import parse_size
 
 
@@ -27,6 +30,7 @@ from perfatlas.units import parse_size
 class Measurement:
     benchmark: Benchmark
     raw: dict[str, Any]
+    slots: tuple[Slot, ...] = ()  # a sweep step's launches (perfatlas.sweep), else one launch
 
 
 def suite_names() -> list[str]:
@@ -84,7 +88,9 @@ def size_sweep(spec: dict, machine: Machine | None = None) -> list[int]:
 
 
 def expand(suite: dict, machine: Machine, threads: list[int] | None = None) -> list[Measurement]:
-    """Every parameter combination of every step, in suite order."""
+    """Every parameter combination of every step, in suite order. A step with `bind`,
+    `mempolicy` or `launches` is a sweep (perfatlas sweep): for each combination of its other
+    parameters, its thread counts x bindings x policies, launched `launches` times, interleaved."""
     measurements = []
     for step in suite["step"]:
         step = dict(step)
@@ -92,6 +98,7 @@ def expand(suite: dict, machine: Machine, threads: list[int] | None = None) -> l
         takes_threads = any(p.name == "threads" for p in benchmark.params)
         if threads and takes_threads:
             step["threads"] = threads
+        sweep = {key: step.pop(key) for key in ("bind", "mempolicy", "launches") if key in step}
         axes = {}
         for key, value in step.items():
             if isinstance(value, dict):
@@ -101,6 +108,23 @@ def expand(suite: dict, machine: Machine, threads: list[int] | None = None) -> l
                 values = [len(machine.pus) if v == "all" else v for v in values]
                 values = list(dict.fromkeys(values))  # 'all' may equal an explicit count
             axes[key] = [v if isinstance(v, (int, str)) else str(v) for v in values]
+        slots = _sweep_slots(sweep, axes.pop("threads", [1]), machine) if sweep else ()
         for combination in itertools.product(*axes.values()):
-            measurements.append(Measurement(benchmark, dict(zip(axes, combination))))
+            measurements.append(Measurement(benchmark, dict(zip(axes, combination)), slots))
     return measurements
+
+
+def _sweep_slots(sweep: dict, threads: list, machine: Machine) -> tuple[Slot, ...]:
+    def listed(key: str, default: str) -> list[str]:
+        value = sweep.get(key, default)
+        return [str(v) for v in (value if isinstance(value, list) else [value])]
+
+    launches = sweep.get("launches", 3)
+    if not isinstance(launches, int) or launches < 1:
+        raise UserError(f"a sweep step's launches = {launches!r} must be a whole number >= 1")
+    points = plan(
+        [int(t) for t in threads],
+        [parse_bind(b) for b in listed("bind", "close")],
+        [parse_mempolicy(m, machine) for m in listed("mempolicy", "local")],
+    )
+    return tuple(schedule(points, launches))

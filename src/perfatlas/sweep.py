@@ -12,14 +12,15 @@ speedup are computed later from what is stored (perfatlas.sweep_analysis).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from perfatlas.benchmarks.base import Benchmark
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
-from perfatlas.placement import Placement, obtained, placing
-from perfatlas.runner import Runner, progress_bar
+from perfatlas.placement import Placement, obtained
+from perfatlas.runner import Planned
 
 SWEEP_KEYS = ("threads", "bind", "mempolicy")  # the axes; a point's other parameters are fixed
 
@@ -36,25 +37,36 @@ class Point:
 
 def plan(threads: list[int], binds: list[str], mempolicies: list[str]) -> list[Point]:
     """The cross product, thread counts varying fastest within each policy."""
+    unique = [list(dict.fromkeys(axis)) for axis in (binds, mempolicies, threads)]
     return [
-        Point(t, Placement(bind, mempolicy))
-        for bind, mempolicy, t in itertools.product(binds, mempolicies, threads)
+        Point(t, Placement(bind, mempolicy)) for bind, mempolicy, t in itertools.product(*unique)
     ]
 
 
-def schedule(points: list[Point], repeat: int) -> list[tuple[int, Point]]:
-    """(repetition, point) in launch order: round r is the plan rotated by r places."""
+@dataclass(frozen=True)
+class Slot:
+    """One launch of a sweep: its point, its round, its place in the whole schedule."""
+
+    point: Point
+    repetition: int
+    position: int
+    repeat: int
+
+    def annotate(self, machine: Machine) -> Callable[[dict], list[str]]:
+        return lambda document: _annotate(document, self, machine)
+
+
+def schedule(points: list[Point], repeat: int) -> list[Slot]:
+    """The launches in order: round r is the plan rotated by r places."""
     order = []
     for repetition in range(repeat):
         shift = repetition % len(points)
-        order += [(repetition, p) for p in points[shift:] + points[:shift]]
+        for point in points[shift:] + points[:shift]:
+            order.append(Slot(point, repetition, len(order), repeat))
     return order
 
 
-def resolve_points(
-    benchmark: Benchmark, raw: dict[str, str], points: list[Point], machine: Machine
-) -> dict[Point, dict[str, Any]]:
-    """Every point's parameters, checked before anything is measured."""
+def check_sweepable(benchmark: Benchmark, raw: dict[str, Any]) -> None:
     if not any(p.name == "threads" for p in benchmark.params):
         raise UserError(f"{benchmark.name} takes no threads parameter: it cannot be swept")
     fixed = sorted(set(raw) & {"threads", "cpus"})
@@ -62,45 +74,46 @@ def resolve_points(
         raise UserError(
             f"give {fixed[0]} through the sweep's axes (--threads, --bind), not as {fixed[0]}="
         )
-    return {
+
+
+def planned_launches(
+    benchmark: Benchmark, raw: dict[str, Any], slots: list[Slot], machine: Machine
+) -> list[Planned]:
+    """Every launch of the schedule with its parameters, all resolved before anything runs."""
+    check_sweepable(benchmark, raw)
+    resolved = {
         point: benchmark.resolve(
             point.placement.params_for(benchmark, raw, point.threads, machine), machine
         )
-        for point in points
+        for point in dict.fromkeys(slot.point for slot in slots)
     }
+    return [
+        Planned(
+            benchmark,
+            resolved[slot.point],
+            slot.point.placement,
+            slot.annotate(machine),
+            f" (repetition {slot.repetition + 1}/{slot.repeat})",
+        )
+        for slot in slots
+    ]
 
 
-def run_sweep(
-    runner: Runner, benchmark: Benchmark, resolved: dict[Point, dict[str, Any]], repeat: int
-) -> None:
-    """Measure the schedule of the resolved points, storing every launch as it completes."""
-    order = schedule(list(resolved), repeat)
-    with progress_bar(len(order)) as step:
-        for position, (repetition, point) in enumerate(order):
-            step(f"{benchmark.name} {point.label} (repetition {repetition + 1}/{repeat})")
-
-            def annotate(document: dict, point=point, repetition=repetition, position=position):
-                return _annotate(document, point, repetition, position, repeat, runner.machine)
-
-            with placing(point.placement):
-                runner.measure(benchmark, resolved[point], annotate=annotate)
-
-
-def _annotate(
-    document: dict, point: Point, repetition: int, position: int, repeat: int, machine: Machine
-) -> list[str]:
+def _annotate(document: dict, slot: Slot, machine: Machine) -> list[str]:
     """The point's axes become parameters (so that launches of one point group, and runs
     compare); the launch's place in the schedule and what its placement obtained go beside."""
-    document["params"].update(bind=point.placement.bind, mempolicy=point.placement.mempolicy)
-    document["params"]["threads"] = point.threads
-    got = obtained(document, point.placement, machine) if not document.get("not_measurable") else {}
+    placement = slot.point.placement
+    document["params"].update(
+        threads=slot.point.threads, bind=placement.bind, mempolicy=placement.mempolicy
+    )
+    got = obtained(document, placement, machine) if not document.get("not_measurable") else {}
     document["sweep"] = {
-        "repetition": repetition,
-        "repeat": repeat,
-        "position": position,
+        "repetition": slot.repetition,
+        "repeat": slot.repeat,
+        "position": slot.position,
         "obtained": got,
     }
-    return placement_warnings(point.placement, got)
+    return placement_warnings(placement, got)
 
 
 def placement_warnings(placement: Placement, got: dict[str, Any]) -> list[str]:

@@ -152,12 +152,12 @@ def fastest_and_best_scaling(scalings: list[Scaling]) -> dict[tuple, tuple[str, 
 
 
 def print_sweep(results: list[Result]) -> None:
-    """The sweep's table on the terminal: every point with its speedup and variability."""
+    """The sweep's table on the terminal: every point with its speedup and variability (nothing
+    when the results hold no sweep)."""
     from perfatlas.views import console, titled_table
 
     scalings = scaling(sweep_points(results))
     if not scalings:
-        console.print("the sweep stored no measured result")
         return
     table = titled_table(
         "sweep: median of all launches (95 % CI), speedup against the policy's fewest threads, "

@@ -1,7 +1,10 @@
 """The benchmark registry: importing this package registers every benchmark module."""
 
 from perfatlas.benchmarks import (  # noqa: F401
+    app_madbench,
+    app_spmv,
     app_spsolve,
+    app_sweep,
     comm_collectives,
     comm_complement,
     comm_distance,
@@ -12,5 +15,6 @@ from perfatlas.benchmarks import (  # noqa: F401
     mem_contention,
     mem_latency,
     noise,
+    parbench_kernel,
 )
 from perfatlas.benchmarks.base import Benchmark, all_benchmarks, get, register  # noqa: F401

@@ -212,6 +212,11 @@ class Benchmark:
         """The launcher of one parameter set (a benchmark whose solvers differ may choose)."""
         return self.launcher
 
+    def with_stored(self, params: dict[str, Any], store: Any, machine: Machine) -> dict[str, Any]:
+        """Parameters completed from earlier results in the store (app.spmv: a measured memory
+        bandwidth); by default unchanged."""
+        return params
+
     def warnings(self, document: dict) -> list[str]:
         """What is doubtful about one result document, each with its fix (stored with it)."""
         return result_warnings(document)

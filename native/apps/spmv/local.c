@@ -1,0 +1,150 @@
+/* Products without remote access, x replicated on every rank: the local-only baselines of the
+ * efficiency models (t_l, one thread per rank, like the remote variants) and the node-level CSR
+ * kernel with OpenMP threads (the GFlop/s and roofline figure). */
+#include <omp.h>
+#include <stdlib.h>
+
+#include "spmv.h"
+#include "timer.h"
+
+typedef struct {
+    const pa_block *b;
+    int threads;
+    double *y; /* rows (gather) or n (scatter: the full-length private y) */
+} local_state;
+
+static void *local_setup(const pa_block *b, int threads, size_t length)
+{
+    local_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->b = b;
+    s->threads = threads;
+    s->y = calloc(length ? length : 1, sizeof(double));
+    if (!s->y) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void *gather_setup(const pa_block *b, int threads, const char **why)
+{
+    (void)why;
+    return local_setup(b, threads, (size_t)b->rows);
+}
+
+static void *scatter_setup(const pa_block *b, int threads, const char **why)
+{
+    (void)why;
+    return local_setup(b, threads, (size_t)b->n);
+}
+
+/* y_i = sum_k a_ik x_k over my rows, x replicated: one thread. */
+static double gather_product(void *state)
+{
+    local_state *s = state;
+    const pa_block *b = s->b;
+    uint64_t start = pa_ticks();
+    for (int i = 0; i < b->rows; i++) {
+        double sum = 0.0;
+        for (int k = b->rowptr[i]; k < b->rowptr[i + 1]; k++)
+            sum += b->values[k] * b->x_all[b->colind[k]];
+        s->y[i] = sum;
+    }
+    return pa_seconds_since(start);
+}
+
+/* The same with `threads` OpenMP threads, rows split statically. */
+static double threads_product(void *state)
+{
+    local_state *s = state;
+    const pa_block *b = s->b;
+    const int *rowptr = b->rowptr, *colind = b->colind;
+    const double *values = b->values, *x = b->x_all;
+    double *y = s->y;
+    uint64_t start = pa_ticks();
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+    for (int i = 0; i < b->rows; i++) {
+        double sum = 0.0;
+        for (int k = rowptr[i]; k < rowptr[i + 1]; k++)
+            sum += values[k] * x[colind[k]];
+        y[i] = sum;
+    }
+    return pa_seconds_since(start);
+}
+
+/* y_j += a_ij x_i for my rows i into a full-length private y, no combination: the local part of
+ * y = A^T x. Only the entries it touches (my block and the ghosts) are reset, as in
+ * write_combine; the others stay 0 from the setup. */
+static double scatter_product(void *state)
+{
+    local_state *s = state;
+    const pa_block *b = s->b;
+    double *y = s->y;
+    uint64_t start = pa_ticks();
+    for (int i = 0; i < b->rows; i++)
+        y[b->lo + i] = 0.0;
+    for (int g = 0; g < b->nghosts; g++)
+        y[b->ghosts[g]] = 0.0;
+    for (int i = 0; i < b->rows; i++) {
+        double xi = b->x_mine[i];
+        for (int k = b->rowptr[i]; k < b->rowptr[i + 1]; k++)
+            y[b->colind[k]] += b->values[k] * xi;
+    }
+    return pa_seconds_since(start);
+}
+
+static const double *local_result(void *state) { return ((local_state *)state)->y; }
+
+static long long no_remote_operations(void *state)
+{
+    (void)state;
+    return 0;
+}
+
+static void local_finish(void *state)
+{
+    local_state *s = state;
+    free(s->y);
+    free(s);
+}
+
+const pa_variant pa_local_gather = {
+    .name = "local",
+    .operation = "y = A x",
+    .definition = "my rows times a replicated x, one thread: no remote access (the baseline t_l "
+                  "of the read models)",
+    .setup = gather_setup,
+    .product = gather_product,
+    .result = local_result,
+    .remote_operations = no_remote_operations,
+    .finish = local_finish,
+};
+
+const pa_variant pa_local_scatter = {
+    .name = "local_transposed",
+    .operation = "y = A^T x",
+    .definition = "y_j += a_ij x_i for my rows into a full-length private y, one thread, no "
+                  "combination (the baseline t_l of the write models; summed over the ranks it "
+                  "is A^T x)",
+    .transposed = 1,
+    .partial = 1,
+    .setup = scatter_setup,
+    .product = scatter_product,
+    .result = local_result,
+    .remote_operations = no_remote_operations,
+    .finish = local_finish,
+};
+
+const pa_variant pa_csr_threads = {
+    .name = "csr",
+    .operation = "y = A x",
+    .definition = "node-level CSR: my rows times a replicated x with `threads` OpenMP threads "
+                  "(schedule static over rows)",
+    .setup = gather_setup,
+    .product = threads_product,
+    .result = local_result,
+    .remote_operations = no_remote_operations,
+    .finish = local_finish,
+};

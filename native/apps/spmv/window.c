@@ -1,0 +1,48 @@
+/* Windows of doubles for passive-target one-sided access, and a timing shorthand. */
+#include <stdio.h>
+
+#include "spmv.h"
+#include "timer.h"
+
+int pa_open_window(MPI_Aint count, double **base, MPI_Win *window, const char **why)
+{
+    static char failure[MPI_MAX_ERROR_STRING + 200];
+    /* Every segment a whole number of 64-byte lines: MPICH 4.0.2 (Debian 12) places the targets
+     * of a rank 8 bytes off when the segment before it on the node is not a multiple of 16
+     * bytes (a get of element k returned element k - 1), which the checks of this program
+     * caught. */
+    MPI_Aint bytes = (count * (MPI_Aint)sizeof(double) + 63) / 64 * 64;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = MPI_Win_allocate(bytes, (int)sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, base,
+                              window);
+    int ok = rc == MPI_SUCCESS, all_ok;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    if (all_ok) {
+        MPI_Win_lock_all(0, *window);
+        return 0;
+    }
+    char text[MPI_MAX_ERROR_STRING] = "an error on another rank";
+    int length = 0;
+    if (!ok)
+        MPI_Error_string(rc, text, &length);
+    else
+        MPI_Win_free(window);
+    snprintf(failure, sizeof failure,
+             "this MPI cannot create an RMA window across these ranks (MPI_Win_allocate: %s); "
+             "with Open MPI over TCP pass --mca osc pt2pt (or ucx) in --mpirun-args",
+             text);
+    *why = failure;
+    *window = MPI_WIN_NULL;
+    return -1;
+}
+
+void pa_close_window(MPI_Win *window)
+{
+    if (*window == MPI_WIN_NULL)
+        return;
+    MPI_Win_unlock_all(*window);
+    MPI_Win_free(window);
+}
+
+double pa_seconds_since(uint64_t start) { return pa_ticks_to_seconds(pa_ticks() - start); }
