@@ -81,6 +81,31 @@ void pa_ipm_record_at(int region, int call, uint64_t bytes, int peer, MPI_Comm c
 /* This thread's innermost region (0: outside every region). */
 int pa_ipm_current_region(void);
 
+/* Polls (polls.c): the Test family, counted per thread, timed exactly for the first
+ * PA_IPM_POLL_EXACT calls of a run and then one call in PA_IPM_POLL_EVERY. */
+#define PA_IPM_POLL_CALLS 4
+extern const int pa_ipm_poll_calls[PA_IPM_POLL_CALLS]; /* MPI_Test, Testany, Testall, Testsome */
+#define PA_IPM_POLL_EXACT 64
+#define PA_IPM_POLL_EVERY 16
+typedef struct {
+    int slot, region;
+    uint64_t calls, timed, ticks, min, max; /* ticks, min, max: of the timed calls */
+} pa_ipm_poll_t;
+/* This thread's run of poll `slot` in its current region; NULL when not recording (then the
+ * caller records the call itself). */
+pa_ipm_poll_t *pa_ipm_poll_start(int slot);
+/* Whether the next call of `run` is timed (then pa_ipm_poll_timed gets its ticks); counts it. */
+static inline int pa_ipm_poll_counts(pa_ipm_poll_t *run)
+{
+    uint64_t n = run->calls++;
+    return n < PA_IPM_POLL_EXACT || n % PA_IPM_POLL_EVERY == 0;
+}
+void pa_ipm_poll_timed(pa_ipm_poll_t *run, uint64_t ticks);
+void pa_ipm_flush_polls(void); /* every thread's runs into the table, at the end */
+/* `events` events of `call` in `region` at once, taking ticks_total in all (polls.c). */
+void pa_ipm_record_batch(int region, int call, uint64_t events, uint64_t ticks_total,
+                         uint64_t ticks_min, uint64_t ticks_max);
+
 /* Nonblocking receives (requests.c): remember a posted receive until its request completes. */
 void pa_ipm_post(MPI_Request request, int call, uint64_t posted_bytes, int peer, MPI_Comm comm,
                  uint64_t ticks);

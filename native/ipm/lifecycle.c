@@ -9,6 +9,7 @@
 static void stop(void)
 {
     pa_ipm_close_regions();
+    pa_ipm_flush_polls();
     pa_ipm_flush_posted();
     pa_ipm_active = 0;
 }

@@ -228,6 +228,19 @@ static void write_footer(pa_json *json, const pa_ipm_profile_t *profile)
     pa_json_key_int(json, "paths_dropped", profile->paths_dropped);
     pa_json_end_object(json);
     pa_json_key_int(json, "untracked_receives", (long long)profile->untracked_receives);
+    pa_json_key(json, "poll_sampling"); /* polls.c: how the Test family's time is taken */
+    pa_json_begin_object(json);
+    pa_json_key(json, "calls");
+    pa_json_begin_array(json);
+    for (int slot = 0; slot < PA_IPM_POLL_CALLS; slot++)
+        pa_json_string(json, pa_ipm_call_names[pa_ipm_poll_calls[slot]]);
+    pa_json_end_array(json);
+    pa_json_key_int(json, "timed_first", PA_IPM_POLL_EXACT);
+    pa_json_key_int(json, "then_one_in", PA_IPM_POLL_EVERY);
+    pa_json_key_string(json, "method",
+                       "every call counted; per thread, region and call, the first timed_first calls "
+                       "timed, then one in then_one_in; total time = mean timed time x count");
+    pa_json_end_object(json);
 }
 
 void pa_ipm_write_profile_json(const pa_ipm_profile_t *profile)

@@ -174,9 +174,23 @@ static void snapshot_release(snapshot_t *s, const MPI_Status *caller)
 
 #define PA_IPM_COMPLETION(name, call)                                                             \
     pa_ipm_in_mpi++;                                                                               \
-    uint64_t start = pa_ticks_unfenced();                                                                   \
+    uint64_t start = pa_ticks_unfenced();                                                          \
     int code = call;                                                                               \
-    pa_ipm_record(PA_IPM_ID_##name, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start);                     \
+    pa_ipm_record(PA_IPM_ID_##name, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start);            \
+    pa_ipm_in_mpi--
+
+/* A Test call: counted in this thread's poll run and timed when the run says so (polls.c); timed
+ * and recorded like any call when there is no run. */
+#define PA_IPM_POLL(name, slot, call)                                                             \
+    pa_ipm_poll_t *run = pa_ipm_poll_start(slot);                                                  \
+    int timed = run == NULL || pa_ipm_poll_counts(run);                                            \
+    pa_ipm_in_mpi++;                                                                               \
+    uint64_t start = timed ? pa_ticks_unfenced() : 0;                                              \
+    int code = call;                                                                               \
+    if (timed && run)                                                                              \
+        pa_ipm_poll_timed(run, pa_ticks_unfenced() - start);                                       \
+    else if (timed)                                                                                \
+        pa_ipm_record(PA_IPM_ID_##name, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start);        \
     pa_ipm_in_mpi--
 
 PA_IPM_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
@@ -192,7 +206,7 @@ PA_IPM_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     snapshot_t s;
     MPI_Status *statuses = snapshot_take(&s, 1, request, status, status == MPI_STATUS_IGNORE);
-    PA_IPM_COMPLETION(MPI_Test, PMPI_Test(request, flag, statuses));
+    PA_IPM_POLL(MPI_Test, 0, PMPI_Test(request, flag, statuses));
     if (*flag)
         snapshot_complete(&s, 0, 0);
     return code;
@@ -215,7 +229,7 @@ PA_IPM_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int
     snapshot_t s;
     MPI_Status *statuses =
         snapshot_take(&s, count, requests, status, status == MPI_STATUS_IGNORE);
-    PA_IPM_COMPLETION(MPI_Testany, PMPI_Testany(count, requests, index, flag, statuses));
+    PA_IPM_POLL(MPI_Testany, 1, PMPI_Testany(count, requests, index, flag, statuses));
     if (*flag)
         snapshot_complete(&s, *index, 0);
     snapshot_release(&s, status);
@@ -239,7 +253,7 @@ PA_IPM_EXPORT int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_
     snapshot_t s;
     MPI_Status *kept =
         snapshot_take(&s, count, requests, statuses, statuses == MPI_STATUSES_IGNORE);
-    PA_IPM_COMPLETION(MPI_Testall, PMPI_Testall(count, requests, flag, kept));
+    PA_IPM_POLL(MPI_Testall, 2, PMPI_Testall(count, requests, flag, kept));
     for (int i = 0; *flag && i < count; i++)
         snapshot_complete(&s, i, i);
     snapshot_release(&s, statuses);
@@ -265,7 +279,7 @@ PA_IPM_EXPORT int MPI_Testsome(int incount, MPI_Request requests[], int *outcoun
     snapshot_t s;
     MPI_Status *kept =
         snapshot_take(&s, incount, requests, statuses, statuses == MPI_STATUSES_IGNORE);
-    PA_IPM_COMPLETION(MPI_Testsome, PMPI_Testsome(incount, requests, outcount, indices, kept));
+    PA_IPM_POLL(MPI_Testsome, 3, PMPI_Testsome(incount, requests, outcount, indices, kept));
     for (int i = 0; *outcount != MPI_UNDEFINED && i < *outcount; i++)
         snapshot_complete(&s, indices[i], i);
     snapshot_release(&s, statuses);

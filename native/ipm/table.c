@@ -218,30 +218,47 @@ void pa_ipm_record(int call, uint64_t bytes, int peer, MPI_Comm comm, uint64_t t
         pa_ipm_record_at(pa_ipm_current_region(), call, bytes, peer, comm, ticks);
 }
 
-void pa_ipm_record_at(int region, int call, uint64_t bytes, int peer, MPI_Comm comm,
-                      uint64_t ticks)
+/* The record of this key (added if new), or the overflow record when the table is full. Called
+ * under the lock. */
+static pa_ipm_record_t *find(int region, int call, int bucket, int world)
 {
-    int bucket = size_bucket(bytes);
-    int world = world_peer(peer, comm);
     uint64_t capacity = (uint64_t)pa_ipm.capacity;
     uint64_t start = key_hash(region, call, bucket, world) % capacity;
-    pa_ipm_lock();
-    pa_ipm_record_t *found = &pa_ipm.overflow;
     for (uint64_t probe = 0; probe < capacity; probe++) {
         pa_ipm_record_t *slot = &pa_ipm.records[(start + probe) % capacity];
         if (!slot->used) {
             *slot = (pa_ipm_record_t){1, region, call, bucket, world, 0, 0, 0, 0, 0};
             pa_ipm.used++;
-            found = slot;
-            break;
+            return slot;
         }
         if (slot->region == region && slot->call == call && slot->bucket == bucket &&
-            slot->peer == world) {
-            found = slot;
-            break;
-        }
+            slot->peer == world)
+            return slot;
     }
-    add_event(found, bytes, ticks);
+    return &pa_ipm.overflow;
+}
+
+void pa_ipm_record_at(int region, int call, uint64_t bytes, int peer, MPI_Comm comm,
+                      uint64_t ticks)
+{
+    int bucket = size_bucket(bytes);
+    int world = world_peer(peer, comm);
+    pa_ipm_lock();
+    add_event(find(region, call, bucket, world), bytes, ticks);
+    pa_ipm_unlock();
+}
+
+void pa_ipm_record_batch(int region, int call, uint64_t events, uint64_t ticks_total,
+                         uint64_t ticks_min, uint64_t ticks_max)
+{
+    pa_ipm_lock();
+    pa_ipm_record_t *record = find(region, call, size_bucket(0), PA_IPM_NO_PEER);
+    if (record->count == 0 || ticks_min < record->ticks_min)
+        record->ticks_min = ticks_min;
+    if (ticks_max > record->ticks_max)
+        record->ticks_max = ticks_max;
+    record->count += events;
+    record->ticks_total += ticks_total;
     pa_ipm_unlock();
 }
 

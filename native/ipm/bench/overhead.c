@@ -7,7 +7,10 @@
  *   allreduce: MPI_Allreduce of one double on both ranks; one shim per rank per iteration;
  *   proc_null: MPI_Send of 0 bytes to MPI_PROC_NULL on both ranks: no communication at all, so
  *              the difference with and without the profiler is its shim alone, free of the
- *              other rank's noise.
+ *              other rank's noise;
+ *   test_poll: rank 0 MPI_Test on a posted MPI_Irecv that stays incomplete until the loop ends
+ *              (the polling of a progress loop: hpcc's RandomAccess polls MPI_Testany tens of
+ *              millions of times); one shim per iteration, on rank 0.
  * Prints one line per sample: "<loop> <nanoseconds per iteration>". */
 #include <mpi.h>
 #include <stdio.h>
@@ -49,6 +52,26 @@ static void proc_null(int rank, long calls)
         MPI_Send(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
 }
 
+static void test_poll(int rank, long calls)
+{
+    int flag = 0, go = 0;
+    if (rank == 0) {
+        MPI_Request request;
+        MPI_Irecv(&go, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, &request);
+        for (long i = 0; i < calls; i++)
+            MPI_Test(&request, &flag, MPI_STATUS_IGNORE);
+        if (flag) {
+            fprintf(stderr, "pa-ipm-overhead: the polled receive completed early\n");
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+        MPI_Send(&go, 1, MPI_INT, 1, 8, MPI_COMM_WORLD);
+        MPI_Wait(&request, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Recv(&go, 1, MPI_INT, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(&go, 1, MPI_INT, 0, 7, MPI_COMM_WORLD);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -66,7 +89,8 @@ int main(int argc, char **argv)
     struct {
         const char *name;
         void (*loop)(int, long);
-    } loops[] = {{"pingpong", pingpong}, {"allreduce", allreduce}, {"proc_null", proc_null}};
+    } loops[] = {{"pingpong", pingpong}, {"allreduce", allreduce}, {"proc_null", proc_null},
+                 {"test_poll", test_poll}};
     int nloops = sizeof loops / sizeof loops[0];
     for (int sample = -1; sample < samples; sample++) /* sample -1: warm-up */
         for (int l = 0; l < nloops; l++) {
