@@ -333,6 +333,28 @@ def test_a_missing_rank_file_and_a_missing_profile_are_named_in_the_reason():
     assert partial_profile(complete, [])["partial_reason"] == "rank 0 wrote no ipm-profile.json"
 
 
+def test_record_kinds_give_a_partial_view_its_matrix_and_load_imbalance():
+    kinds = {"MPI_Send": "send", "MPI_Recv": "recv", "MPI_Barrier": "coll", "MPI_File_write": "io"}
+    ranks = aborted_ranks()
+    for rank in ranks:
+        for record in rank["records"]:
+            record["kind"] = kinds[record["call"]]
+    view = partial_profile(ranks, ["./app"])
+    assert view["matrix"]["bytes"] == [[0, 2400], [0, 0]]
+    assert view["matrix"]["messages"] == [[0, 3], [0, 0]]
+    calls = {(c["region"], c["call"]): c for c in view["calls"]}
+    barrier = calls[(0, "MPI_Barrier")]
+    assert barrier["collective"] is True and barrier["lbst_s"] == pytest.approx(0.02)
+    assert (
+        calls[(1, "MPI_Send")]["collective"] is False and calls[(1, "MPI_Send")]["lbst_s"] is None
+    )
+    whole = view["regions"][0]
+    assert whole["lbst_s"]["max"] == pytest.approx(0.02) and whole["lbst_s"]["min"] == 0.0
+    assert whole["mpi_s"]["min"] == pytest.approx(0.13) and whole["mpi_s"]["max"] == 0.15
+    assert [r["lbst_s"] for r in view["ranks"]] == pytest.approx([0.0, 0.02])
+    assert "left a file" in view["lbst_method"]
+
+
 def test_a_partial_view_written_with_json_loads_again(tmp_path):
     view = partial_profile(aborted_ranks(), ["./app"])
     assert load_profile(write(tmp_path / "copy.json", view)) == view

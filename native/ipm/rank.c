@@ -48,6 +48,12 @@ static void write_regions(pa_json *json)
     pa_json_end_array(json);
 }
 
+/* The kinds of calls.def by enum pa_ipm_kind: a partial profile built from rank files (Python)
+ * needs them for the communication matrix (send, put) and for load imbalance (coll). */
+static const char *const kind_names[] = {"send", "recv",  "irecv",      "coll",  "put",
+                                         "io",   "io_read", "other", "completion", "posix"};
+_Static_assert(sizeof kind_names / sizeof *kind_names == PA_IPM_KIND_POSIX + 1, "one name a kind");
+
 static void write_records(pa_json *json)
 {
     pa_json_key(json, "records");
@@ -58,6 +64,7 @@ static void write_records(pa_json *json)
             continue;
         pa_json_begin_object(json);
         pa_json_key_string(json, "call", pa_ipm_call_names[record->call]);
+        pa_json_key_string(json, "kind", kind_names[pa_ipm_call_kinds[record->call]]);
         pa_json_key_int(json, "region", record->region);
         pa_json_key_int(json, "bucket", record->bucket);
         pa_json_key(json, "peer");
