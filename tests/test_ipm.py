@@ -393,3 +393,173 @@ def test_polls_are_counted_exactly_and_their_time_is_sampled(tmp_path):
     sampling = profile["poll_sampling"]
     assert sampling["calls"] == ["MPI_Test", "MPI_Testany", "MPI_Testall", "MPI_Testsome"]
     assert (sampling["timed_first"], sampling["then_one_in"]) == (64, 16)
+
+
+# Fortran: pa-ipm-fortran-shapes (native/ipm/tests/fortran_shapes.f90) and pa-ipm-fortran-f08
+# (tests/fortran_f08.f90). Under Open MPI their calls reach the C shims through the entry points
+# gen_fortran.py generates from calls.def (fortran.def: the exceptions); under MPICH through
+# MPICH's own bindings. Either way every call is recorded, with the same bytes and peers.
+IPM_SOURCE = Path(__file__).resolve().parents[1] / "native" / "ipm"
+
+
+def fortran_program(name: str) -> Path:
+    path = library().parent / name  # beside the library, in the bin folder
+    if not path.is_file():
+        pytest.skip(f"{name} not built (no Fortran compiler, MPI Fortran bindings or mpi_f08)")
+    return path
+
+
+def fortran_expected(rank: int) -> list[Kind]:
+    """What fortran_shapes.f90 does on `rank` (its header comment says the same)."""
+    other = 1 - rank
+    return [
+        ("MPI_Comm_rank", "", 0, None, 1),
+        ("MPI_Comm_size", "", 0, None, 1),
+        ("MPI_Wtime", "fortran", 0, None, 2),
+        ("MPI_Comm_dup", "fortran", 0, None, 1),
+        ("MPI_Comm_set_name", "fortran", 0, None, 1),
+        ("MPI_Comm_get_name", "fortran", 0, None, 1),
+        ("MPI_Get_processor_name", "fortran", 0, None, 1),
+        ("MPI_Comm_free", "fortran", 0, None, 2),  # the duplicate and the split communicator
+        ("MPI_Irecv", "fortran", 16, other, 1),
+        ("MPI_Irecv", "fortran", 8, other, 1),
+        ("MPI_Isend", "fortran", 16, other, 1),
+        ("MPI_Send", "fortran", 8, other, 1),
+        ("MPI_Waitall", "fortran", 0, None, 1),
+        ("MPI_Get_count", "fortran", 0, None, 2),  # a MPI_WAITALL status, a MPI_FILE_READ_AT one
+        ("MPI_Irecv", "fortran", 4, other, 1),
+        ("MPI_Isend", "fortran", 4, other, 1),
+        ("MPI_Waitany", "fortran", 0, None, 2),
+        ("MPI_Alltoallv", "fortran", 12 if rank == 0 else 20, None, 1),  # 3 or 5 integers
+        ("MPI_Comm_split", "fortran", 0, None, 1),
+        ("MPI_Comm_rank", "fortran", 0, None, 1),
+        ("MPI_Bcast", "fortran", 8, 1, 1),  # root: rank 0 of the split, world rank 1
+        ("MPI_Allreduce", "fortran", 4, None, 1),
+        ("MPI_File_open", "fortran", 0, None, 2),
+        ("MPI_File_seek", "fortran", 0, None, 1),
+        ("MPI_File_write", "fortran", 16, None, 1),
+        ("MPI_File_close", "fortran", 0, None, 2),
+        ("MPI_File_read_at", "fortran", 16, None, 1),
+    ]
+
+
+def test_fortran_calls_of_every_shape_are_recorded_exactly(tmp_path):
+    fortran_program("pa-ipm-fortran-shapes")
+    mpich = detect_flavour(mpirun_command()[0]).family == "mpich"
+    # MPICH's Fortran MPI-IO bindings convert the file handle through the C MPI_File_c2f (opens,
+    # closes) and MPI_File_f2c (seek, write, closes, read), which calls.def wraps too.
+    io = [("MPI_File_c2f", "fortran", 0, None, 4), ("MPI_File_f2c", "fortran", 0, None, 5)]
+    for rank, document in enumerate(run_exact(tmp_path, program="pa-ipm-fortran-shapes")):
+        assert by_key(kinds(document)) == by_key(fortran_expected(rank) + (io if mpich else []))
+        assert document["overflow"]["count"] == 0 and document["untracked_receives"] == 0
+    assert (tmp_path / "shapes.dat").stat().st_size == 32  # 4 integers from each rank
+
+
+def test_mpi_f08_calls_are_recorded_exactly(tmp_path):
+    fortran_program("pa-ipm-fortran-f08")
+    for rank, document in enumerate(run_exact(tmp_path, program="pa-ipm-fortran-f08")):
+        other = 1 - rank
+        point = (
+            ("MPI_Send", "fortran", 24, 1, 1) if rank == 0 else ("MPI_Recv", "fortran", 24, 0, 1)
+        )
+        count = [] if rank == 0 else [("MPI_Get_count", "fortran", 0, None, 1)]
+        assert by_key(kinds(document)) == by_key(
+            [
+                ("MPI_Comm_rank", "", 0, None, 1),
+                point,
+                *count,
+                ("MPI_Irecv", "fortran", 8, other, 1),
+                ("MPI_Isend", "fortran", 8, other, 1),
+                ("MPI_Waitall", "fortran", 0, None, 1),
+                ("MPI_Comm_split", "fortran", 0, None, 1),
+                ("MPI_Comm_set_name", "fortran", 0, None, 1),
+                ("MPI_Comm_get_name", "fortran", 0, None, 1),
+                ("MPI_Allreduce", "fortran", 4, None, 1),
+                ("MPI_Comm_free", "fortran", 0, None, 1),
+            ]
+        )
+
+
+@pytest.mark.parametrize("program", ["pa-ipm-fortran-shapes", "pa-ipm-fortran-f08"])
+def test_fortran_programs_check_themselves_without_the_profiler(tmp_path, program):
+    """The same results unprofiled: the programs check every value and exit 1 on a mismatch."""
+    path = fortran_program(program)
+    done = subprocess.run(
+        [*mpirun_command(), str(path), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+
+
+def exported(path: Path) -> set[str]:
+    """The dynamic symbols a shared library defines (nm -D)."""
+    nm = shutil.which("nm") or pytest.skip("no nm on PATH")
+    listing = subprocess.run(
+        [nm, "-D", "--defined-only", str(path)], capture_output=True, text=True
+    )
+    return {line.split()[-1] for line in listing.stdout.splitlines() if line.strip()}
+
+
+def fortran_library(program: Path, name: str) -> Path:
+    """The Open MPI Fortran library (libmpi_mpifh, libmpi_usempif08) the program is linked to."""
+    ldd = subprocess.run(["ldd", str(program)], capture_output=True, text=True).stdout
+    for line in ldd.splitlines():
+        if f"{name}.so" in line and "=>" in line:
+            return Path(line.split("=>")[1].split()[0])
+    pytest.skip(f"{program.name} is not linked to {name} (not Open MPI)")
+
+
+def test_every_call_has_a_fortran_entry_point_or_a_stated_reason():
+    """Open MPI: each call of calls.def (and fortran.def's lifecycle extras) is exported by
+    libperfatlas-ipm.so under the four mpif.h names and, unless fortran.def says why not, the
+    mpi_f08 one, or fortran.def gives the reason it is not wrapped; never both. Every entry point
+    is one Open MPI's own Fortran libraries define, and every call they bind is accounted for."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("gen_fortran", IPM_SOURCE / "gen_fortran.py")
+    gen = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = gen  # its dataclasses look their module up
+    spec.loader.exec_module(gen)
+    calls = gen.read_calls(IPM_SOURCE / "calls.def")
+    table = gen.read_table(IPM_SOURCE / "fortran.def")
+    program = fortran_program("pa-ipm-fortran-shapes")
+    mpifh = exported(fortran_library(program, "libmpi_mpifh"))
+    ours = exported(library())
+    f08_program = library().parent / "pa-ipm-fortran-f08"
+    f08 = (
+        exported(fortran_library(f08_program, "libmpi_usempif08"))
+        if f08_program.is_file()
+        else None
+    )
+    wrapped = skipped = 0
+    for call in [*calls, *table.extra]:
+        lower = call.name.lower()
+        names = {lower, f"{lower}_", f"{lower}__", call.name.upper()}
+        reason = table.skipped(call.name)
+        if reason is not None:
+            assert len(reason.split()) >= 3, call.name  # a reason, not a word
+            assert not names & ours and f"{lower}_f08_" not in ours, call.name
+            skipped += 1
+            continue
+        assert names <= ours, call.name
+        assert f"{lower}_" in mpifh, f"{call.name}: Open MPI has no Fortran binding for it"
+        if call.name in table.no_f08:
+            assert f"{lower}_f08_" not in ours, call.name
+        else:
+            assert f"{lower}_f08_" in ours, call.name
+            assert f08 is None or f"{lower}_f08_" in f08, call.name
+        wrapped += 1
+    assert (wrapped, skipped) == (329, 55)  # 382 calls + MPI_Abort, MPI_Finalize; 24 + 31 MPI_T_
+    # The hand-written ones (fortran.c): no argc/argv, no region name.
+    for lower in ("mpi_init", "mpi_init_thread", "mpi_pcontrol"):
+        assert {f"{lower}_", f"{lower}_f08_"} <= ours
+    # Every Fortran binding of Open MPI for a call of the table is wrapped or has its reason.
+    table_names = {call.name.lower(): call.name for call in [*calls, *table.extra]}
+    for symbol in mpifh:
+        name = table_names.get(symbol[:-1]) if symbol.endswith("_") else None
+        if name is not None:
+            assert symbol in ours or table.skipped(name) is not None, symbol

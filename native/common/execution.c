@@ -1,5 +1,7 @@
 #include "execution.h"
 
+#include "numa_counters.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -149,5 +151,6 @@ void pa_execution_json(pa_json *json)
             }
         pa_json_end_object(json);
     }
+    pa_numa_counters_json(json);
     pa_json_end_object(json);
 }

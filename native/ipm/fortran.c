@@ -1,155 +1,155 @@
-/* Fortran (mpif.h, `use mpi`) calls.
+/* Fortran (mpif.h, `use mpi`, `use mpi_f08`) calls.
  *
  * MPICH 4.0's bindings (libmpichfort) call the C MPI_ functions, so the C shims of calls.def
- * already record Fortran calls; Open MPI 4.1's (libmpi_mpifh) call PMPI_ directly and bypass
- * them (MPI_INIT included: the profiler would never start). So, for Open MPI, the Fortran entry
- * points below convert their arguments and call the C shims, as MPICH's bindings do: every event
- * is still recorded by calls.def's shims, with its bytes, peer and communicator columns. Generating
- * them from calls.def is not possible with the preprocessor alone (a Fortran shim converts each
- * parameter by its type), so they are written here for the calls most programs spend their MPI
- * time in: MPI_INIT, MPI_INIT_THREAD, MPI_FINALIZE, MPI_PCONTROL; MPI_SEND, RECV, ISEND, IRECV,
- * SENDRECV; MPI_WAIT, WAITALL, TEST; MPI_BARRIER, BCAST, REDUCE, ALLREDUCE. Other Fortran calls
- * are not recorded under Open MPI. The mpi_f08 module's entry points are not wrapped.
+ * already record Fortran calls; Open MPI 4.1's (libmpi_mpifh, libmpi_usempif08) call PMPI_
+ * directly and bypass them (MPI_INIT included: the profiler would never start). So, for Open MPI,
+ * Fortran entry points convert their arguments and call the C shims, as MPICH's bindings do:
+ * every event is still recorded by calls.def's shims, with its bytes, peer and communicator
+ * columns. They are generated from calls.def by gen_fortran.py (fortran_generated.c), with the
+ * exceptions fortran.def lists, under the four mpif.h names (mpi_send, mpi_send_, mpi_send__,
+ * MPI_SEND) and the mpi_f08 one (mpi_send_f08_). Not wrapped, so not recorded from Fortran
+ * under Open MPI (fortran.def says why, call by call): the calls that take Fortran callbacks
+ * (MPI_Op_create, the keyval and errhandler creators, MPI_Grequest_start,
+ * MPI_Register_datarep), the attribute get/set calls (a Fortran attribute is an integer value),
+ * MPI_Comm_spawn and MPI_Comm_spawn_multiple (arrays of Fortran strings); MPI_T_* and the
+ * c2f/f2c functions have no Fortran binding.
  *
- * MPI_PCONTROL(level) from Fortran passes no region name: levels 1 and -1 enter and leave a region
- * named "fortran" (with both libraries: MPICH's binding would otherwise hand the C shim no name). */
+ * Written here, because their Fortran shape is not the C one: MPI_INIT and MPI_INIT_THREAD (no
+ * argc, argv) and MPI_PCONTROL (no region name): Fortran levels 1 and -1 enter and leave a region
+ * named "fortran" (with both libraries: MPICH's binding would otherwise hand the C shim no name).
+ * Below them, the conversions fortran.h declares. */
 #include <stdlib.h>
+#include <string.h>
 
-#include "ipm.h"
+#include "fortran.h"
 
 #define PA_IPM_FORTRAN_REGION "fortran"
 
-/* One Fortran entry point under the four names compilers use (gfortran: lower case and one
- * trailing underscore). */
-#define PA_IPM_FORTRAN(lower, upper, params, ...)                                                  \
-    static void pa_ipm_fortran_##lower params { __VA_ARGS__ }                                      \
-    PA_IPM_EXPORT void lower params __attribute__((alias("pa_ipm_fortran_" #lower)));              \
-    PA_IPM_EXPORT void lower##_ params __attribute__((alias("pa_ipm_fortran_" #lower)));           \
-    PA_IPM_EXPORT void lower##__ params __attribute__((alias("pa_ipm_fortran_" #lower)));          \
-    PA_IPM_EXPORT void upper params __attribute__((alias("pa_ipm_fortran_" #lower)));
-
 /* MPI_PCONTROL(LEVEL) has no IERROR argument. */
-PA_IPM_FORTRAN(mpi_pcontrol, MPI_PCONTROL, (const MPI_Fint *level),
-               MPI_Pcontrol(*level, PA_IPM_FORTRAN_REGION);)
+static void fortran_pcontrol(const MPI_Fint *level)
+{
+    MPI_Pcontrol(*level, PA_IPM_FORTRAN_REGION);
+}
+PA_IPM_FORTRAN_NAMES(void, fortran_pcontrol, mpi_pcontrol, MPI_PCONTROL, (const MPI_Fint *level))
 
 #ifdef OPEN_MPI
-/* Open MPI's Fortran sentinels: common blocks whose addresses stand for MPI_BOTTOM, MPI_IN_PLACE,
- * MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE (libmpi exports them). */
-extern char mpi_fortran_bottom_, mpi_fortran_in_place_, mpi_fortran_status_ignore_,
-    mpi_fortran_statuses_ignore_;
+PA_IPM_FORTRAN_F08(void, fortran_pcontrol, mpi_pcontrol, (const MPI_Fint *level))
 
-static void *buffer(void *fortran)
+/* IERROR is optional in mpi_f08. */
+static void fortran_init(MPI_Fint *ierr)
 {
-    return fortran == &mpi_fortran_bottom_     ? MPI_BOTTOM
-           : fortran == &mpi_fortran_in_place_ ? MPI_IN_PLACE
-                                               : fortran;
+    int code = MPI_Init(NULL, NULL);
+    if (ierr != NULL)
+        *ierr = code;
+}
+PA_IPM_FORTRAN_NAMES(void, fortran_init, mpi_init, MPI_INIT, (MPI_Fint *ierr))
+PA_IPM_FORTRAN_F08(void, fortran_init, mpi_init, (MPI_Fint *ierr))
+
+static void fortran_init_thread(const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
+{
+    int c_provided = 0;
+    int code = MPI_Init_thread(NULL, NULL, *required, &c_provided);
+    *provided = c_provided;
+    if (ierr != NULL)
+        *ierr = code;
+}
+PA_IPM_FORTRAN_NAMES(void, fortran_init_thread, mpi_init_thread, MPI_INIT_THREAD,
+                     (const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr))
+PA_IPM_FORTRAN_F08(void, fortran_init_thread, mpi_init_thread,
+                   (const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr))
+
+void *pa_ipm_fortran_array(void *stack, int n, size_t element)
+{
+    if (n <= PA_IPM_FORTRAN_STACK)
+        return stack;
+    return malloc((size_t)n * element);
 }
 
-#define STATUS_FINTS (sizeof(MPI_Status) / sizeof(MPI_Fint)) /* Open MPI's MPI_STATUS_SIZE */
-#define STATUS_IGNORED(status) ((void *)(status) == &mpi_fortran_status_ignore_)
-#define COMM(handle) PMPI_Comm_f2c(*(handle))
-#define TYPE(handle) PMPI_Type_f2c(*(handle))
-
-/* A C status back into a Fortran one, unless the caller ignores it. */
-static void status_out(const MPI_Status *status, MPI_Fint *fortran)
+void pa_ipm_fortran_array_free(void *array, const void *stack)
 {
-    if (!STATUS_IGNORED(fortran))
-        PMPI_Status_c2f(status, fortran);
+    if (array != stack)
+        free(array);
 }
 
-PA_IPM_FORTRAN(mpi_init, MPI_INIT, (MPI_Fint *ierr), *ierr = MPI_Init(NULL, NULL);)
-PA_IPM_FORTRAN(mpi_init_thread, MPI_INIT_THREAD,
-               (const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr),
-               int c_provided = 0;
-               *ierr = MPI_Init_thread(NULL, NULL, *required, &c_provided);
-               *provided = c_provided;)
-PA_IPM_FORTRAN(mpi_finalize, MPI_FINALIZE, (MPI_Fint *ierr), *ierr = MPI_Finalize();)
+char *pa_ipm_fortran_string_in(const char *fortran, size_t length)
+{
+    size_t start = 0;
+    while (start < length && fortran[start] == ' ')
+        start++;
+    while (length > start && fortran[length - 1] == ' ')
+        length--;
+    char *c = malloc(length - start + 1);
+    if (c != NULL) {
+        memcpy(c, fortran + start, length - start);
+        c[length - start] = '\0';
+    }
+    return c;
+}
 
-PA_IPM_FORTRAN(mpi_send, MPI_SEND,
-               (void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest,
-                const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierr),
-               *ierr = MPI_Send(buffer(buf), *count, TYPE(datatype), *dest, *tag, COMM(comm));)
-PA_IPM_FORTRAN(mpi_recv, MPI_RECV,
-               (void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source,
-                const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr),
-               MPI_Status c_status;
-               *ierr = MPI_Recv(buffer(buf), *count, TYPE(datatype), *source, *tag, COMM(comm),
-                                &c_status);
-               status_out(&c_status, status);)
-PA_IPM_FORTRAN(mpi_isend, MPI_ISEND,
-               (void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest,
-                const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr),
-               MPI_Request c_request;
-               *ierr = MPI_Isend(buffer(buf), *count, TYPE(datatype), *dest, *tag, COMM(comm),
-                                 &c_request);
-               *request = PMPI_Request_c2f(c_request);)
-PA_IPM_FORTRAN(mpi_irecv, MPI_IRECV,
-               (void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source,
-                const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr),
-               MPI_Request c_request;
-               *ierr = MPI_Irecv(buffer(buf), *count, TYPE(datatype), *source, *tag, COMM(comm),
-                                 &c_request);
-               *request = PMPI_Request_c2f(c_request);)
-PA_IPM_FORTRAN(mpi_sendrecv, MPI_SENDRECV,
-               (void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype,
-                const MPI_Fint *dest, const MPI_Fint *sendtag, void *recvbuf,
-                const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *source,
-                const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr),
-               MPI_Status c_status;
-               *ierr = MPI_Sendrecv(buffer(sendbuf), *sendcount, TYPE(sendtype), *dest, *sendtag,
-                                    buffer(recvbuf), *recvcount, TYPE(recvtype), *source,
-                                    *recvtag, COMM(comm), &c_status);
-               status_out(&c_status, status);)
+/* The largest number of characters a C call writes into an output string of its own accord
+ * (MPI-3.1: MPI_Get_processor_name, MPI_Error_string, MPI_*_get_name, MPI_Info_get_nthkey,
+ * MPI_File_get_view, MPI_Open_port, MPI_Lookup_name, MPI_Get_library_version). */
+static size_t largest_mpi_string(void)
+{
+    const size_t bounds[] = {MPI_MAX_PROCESSOR_NAME, MPI_MAX_ERROR_STRING,
+                             MPI_MAX_OBJECT_NAME,    MPI_MAX_INFO_KEY,
+                             MPI_MAX_INFO_VAL,       MPI_MAX_PORT_NAME,
+                             MPI_MAX_DATAREP_STRING, MPI_MAX_LIBRARY_VERSION_STRING};
+    size_t largest = 0;
+    for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++)
+        largest = bounds[i] > largest ? bounds[i] : largest;
+    return largest;
+}
 
-PA_IPM_FORTRAN(mpi_wait, MPI_WAIT, (MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr),
-               MPI_Request c_request = PMPI_Request_f2c(*request);
-               MPI_Status c_status;
-               *ierr = MPI_Wait(&c_request, &c_status);
-               *request = PMPI_Request_c2f(c_request);
-               status_out(&c_status, status);)
-PA_IPM_FORTRAN(mpi_test, MPI_TEST,
-               (MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr),
-               MPI_Request c_request = PMPI_Request_f2c(*request);
-               MPI_Status c_status;
-               int c_flag = 0;
-               *ierr = MPI_Test(&c_request, &c_flag, &c_status);
-               *request = PMPI_Request_c2f(c_request);
-               *flag = c_flag;
-               if (c_flag) status_out(&c_status, status);)
-PA_IPM_FORTRAN(mpi_waitall, MPI_WAITALL,
-               (const MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierr),
-               int n = *count > 0 ? *count : 0;
-               MPI_Request *c_requests = malloc((size_t)(n + 1) * sizeof *c_requests);
-               MPI_Status *c_statuses = malloc((size_t)(n + 1) * sizeof *c_statuses);
-               if (c_requests == NULL || c_statuses == NULL) {
-                   free(c_requests), free(c_statuses);
-                   *ierr = MPI_ERR_NO_MEM;
-                   return;
-               }
-               for (int i = 0; i < n; i++) c_requests[i] = PMPI_Request_f2c(requests[i]);
-               *ierr = MPI_Waitall(n, c_requests, c_statuses);
-               int ignored = (void *)statuses == &mpi_fortran_statuses_ignore_;
-               for (int i = 0; i < n; i++) {
-                   requests[i] = PMPI_Request_c2f(c_requests[i]);
-                   if (!ignored)
-                       PMPI_Status_c2f(&c_statuses[i], statuses + i * STATUS_FINTS);
-               }
-               free(c_requests), free(c_statuses);)
+char *pa_ipm_fortran_string_room(size_t length, int also)
+{
+    size_t room = largest_mpi_string();
+    room = length > room ? length : room;
+    room = also > 0 && (size_t)also > room ? (size_t)also : room;
+    char *c = malloc(room + 1);
+    if (c != NULL)
+        c[0] = '\0';
+    return c;
+}
 
-PA_IPM_FORTRAN(mpi_barrier, MPI_BARRIER, (const MPI_Fint *comm, MPI_Fint *ierr),
-               *ierr = MPI_Barrier(COMM(comm));)
-PA_IPM_FORTRAN(mpi_bcast, MPI_BCAST,
-               (void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *root,
-                const MPI_Fint *comm, MPI_Fint *ierr),
-               *ierr = MPI_Bcast(buffer(buf), *count, TYPE(datatype), *root, COMM(comm));)
-PA_IPM_FORTRAN(mpi_reduce, MPI_REDUCE,
-               (void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,
-                const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierr),
-               *ierr = MPI_Reduce(buffer(sendbuf), buffer(recvbuf), *count, TYPE(datatype),
-                                  PMPI_Op_f2c(*op), *root, COMM(comm));)
-PA_IPM_FORTRAN(mpi_allreduce, MPI_ALLREDUCE,
-               (void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype,
-                const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierr),
-               *ierr = MPI_Allreduce(buffer(sendbuf), buffer(recvbuf), *count, TYPE(datatype),
-                                     PMPI_Op_f2c(*op), COMM(comm));)
+void pa_ipm_fortran_string_out(char *c, char *fortran, size_t length)
+{
+    size_t n = strlen(c);
+    n = n < length ? n : length;
+    memcpy(fortran, c, n);
+    memset(fortran + n, ' ', length - n);
+    free(c);
+}
+
+int pa_ipm_fortran_ranks(MPI_Comm comm)
+{
+    int inter = 0, ranks = 0;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+        return 0;
+    (inter ? PMPI_Comm_remote_size : PMPI_Comm_size)(comm, &ranks);
+    return ranks;
+}
+
+/* MPI-3.1 7.6: a Cartesian topology has a source and a destination per dimension, a graph
+ * topology the same neighbours both ways, a distributed graph its own in and out degrees. */
+int pa_ipm_fortran_neighbors(MPI_Comm comm, int incoming)
+{
+    int topology = MPI_UNDEFINED, count = 0, rank = 0, in = 0, out = 0, weighted = 0;
+    if (comm == MPI_COMM_NULL || PMPI_Topo_test(comm, &topology) != MPI_SUCCESS)
+        return 0;
+    if (topology == MPI_CART) {
+        PMPI_Cartdim_get(comm, &count);
+        return 2 * count;
+    }
+    if (topology == MPI_GRAPH) {
+        PMPI_Comm_rank(comm, &rank);
+        PMPI_Graph_neighbors_count(comm, rank, &count);
+        return count;
+    }
+    if (topology == MPI_DIST_GRAPH) {
+        PMPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
+        return incoming ? in : out;
+    }
+    return 0;
+}
 #endif

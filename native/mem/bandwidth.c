@@ -14,6 +14,7 @@
 #include "args.h"
 #include "kernels.h"
 #include "memory.h"
+#include "numa_counters.h"
 #include "result.h"
 #include "sampler.h"
 #include "timer.h"
@@ -167,6 +168,7 @@ int main(int argc, char **argv)
                 grain);
     r.per_thread = bytes / grain * PA_KERNEL_GRAIN;
     pa_timer_init();
+    pa_numa_counters_start(); /* before the OpenMP team, which then counts with it */
 
     size_t used = r.per_thread * sizeof(double) * (size_t)(r.kernel->arrays * r.threads);
     r.why = pa_buffer_map(&r.buffer, used, pa_arg_size(&args, "page"),

@@ -14,6 +14,7 @@
 #include "args.h"
 #include "chase.h"
 #include "memory.h"
+#include "numa_counters.h"
 #include "result.h"
 #include "sampler.h"
 #include "timer.h"
@@ -93,6 +94,7 @@ int main(int argc, char **argv)
                 ncpus);
     pa_cpus_validate(cpus, ncpus);
     pa_timer_init();
+    pa_numa_counters_start(); /* before the OpenMP team, which then counts with it */
 
     size_t bytes = pa_arg_size(&args, "bytes"), page = pa_arg_size(&args, "page");
     pa_chain_kind kind = strcmp(pa_arg_text(&args, "chain"), "page") ? PA_CHAIN_RANDOM

@@ -154,8 +154,8 @@ def placing(placement: Placement | None) -> Iterator[None]:
 
 # -- what was obtained ---------------------------------------------------------------------------
 def obtained(document: dict, placement: Placement, machine: Machine) -> dict[str, Any]:
-    """Binding, migrations, page placement and the estimated remote-access fraction of one launch,
-    read from its "execution" block (native/common/execution.c)."""
+    """Binding, migrations, page placement and the remote-access fraction (counted or estimated)
+    of one launch, read from its "execution" block (native/common/execution.c)."""
     execution = document.get("execution") or {}
     threads = execution.get("threads") or []
     node_of = {pu["os_index"]: pu["numa_node"] for pu in machine.topology["pus"]}
@@ -180,21 +180,46 @@ def obtained(document: dict, placement: Placement, machine: Machine) -> dict[str
         "cpus": [t["cpu"] for t in threads],
         "migrations": execution.get("migrations"),
         "pages_on_node": shares,
-        **remote_fraction(threads, shares, node_of),
+        **remote_fraction(threads, shares, node_of, execution.get("numa_accesses")),
     }
 
 
 def remote_fraction(
-    threads: list[dict], shares: dict[int, float], node_of: dict[int, int]
+    threads: list[dict],
+    shares: dict[int, float],
+    node_of: dict[int, int],
+    accesses: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Fraction of memory accesses that go to another NUMA node. Without hardware counters it is
-    estimated: each thread touches every page alike, so a thread on node n reaches remote memory
-    with probability 1 - share(n); the estimate is the mean over threads."""
+    """Fraction of memory accesses that go to another NUMA node, and how it was obtained.
+
+    Where the document carries hardware counts ("numa_accesses", native/common/numa_counters.c)
+    it is measured: remote / (local + remote) DRAM accesses of the process. Otherwise it is
+    estimated, and the method names the reason the counters were not used: each thread touches
+    every page alike, so a thread on node n reaches remote memory with probability
+    1 - share(n); the estimate is the mean over threads."""
+    accesses = accesses or {}
+    if "local" in accesses and "remote" in accesses:
+        counted = accesses["local"] + accesses["remote"]
+        source = accesses.get("source", "hardware counters")
+        if counted == 0:
+            return {
+                "remote_fraction": None,
+                "remote_fraction_method": f"measured: hardware counters ({source}) counted no "
+                "DRAM access, so there is no fraction",
+            }
+        return {
+            "remote_fraction": accesses["remote"] / counted,
+            "remote_fraction_method": f"measured: hardware counters ({source})",
+        }
+    why = accesses.get("reason") or "the document carries no hardware counts"
     if not shares or not threads:
-        return {"remote_fraction": None, "remote_fraction_method": "no page placement read back"}
+        return {
+            "remote_fraction": None,
+            "remote_fraction_method": f"no page placement read back; hardware counters: {why}",
+        }
     local = [shares.get(node_of.get(t["cpu"], -1), 0.0) for t in threads]
     return {
         "remote_fraction": 1.0 - sum(local) / len(local),
-        "remote_fraction_method": "estimated from page placement against thread placement (no "
-        "hardware counters on this machine)",
+        "remote_fraction_method": "estimated from page placement against thread placement "
+        f"(hardware counters not used: {why})",
     }

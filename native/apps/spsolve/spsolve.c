@@ -17,6 +17,7 @@
 #include "args.h"
 #include "json.h"
 #include "matrix_market.h"
+#include "numa_counters.h"
 #include "problems.h"
 #include "result.h"
 #include "solvers.h"
@@ -429,6 +430,7 @@ int main(int argc, char **argv)
                   sizeof params / sizeof *params, argc, argv);
     check_arguments(&args);
     const solver_entry *solver = find_solver(pa_arg_text(&args, "solver"));
+    pa_numa_counters_start(); /* before MPI_Init and OpenMP's threads, which then count with it */
     set_threads((int)pa_arg_int(&args, "threads"));
     session s;
     session_start(&s, solver->mpi, &argc, &argv);

@@ -127,6 +127,7 @@ def _side_by_side(scalings: list[Scaling]) -> Table:
 
 
 def _variability(points: list[SweepPoint]) -> Table:
+    methods = sorted({m for p in points for m in p.obtained("remote_fraction_method") if m})
     rows = []
     for p in points:
         remote = p.remote_fraction
@@ -154,15 +155,16 @@ def _variability(points: list[SweepPoint]) -> Table:
             "spread",
             "launch medians",
             "migrations",
-            "remote (est.)",
+            "remote",
             "binding obtained",
         ],
         rows,
         caption="Run-to-run variability: the coefficient of variation and the spread "
         "((max - min) / median) of the launches' medians, with every launch's median. "
         "Migrations: the scheduler's count over the process's threads (median of launches). "
-        "Remote: the fraction of memory accesses to another NUMA node, estimated from where the "
-        "pages landed against where the threads ran (no hardware counters).",
+        "Remote: the fraction of memory accesses to another NUMA node -- "
+        + (methods[0] if len(methods) == 1 else "measured or estimated per launch")
+        + ".",
         numeric=(1, 3, 4, 5, 7, 8),
     )
 
