@@ -68,3 +68,19 @@ def test_sweeps_can_end_at_a_multiple_of_the_last_level_cache():
     assert sizes == [32 * 2**20, 64 * 2**20, 128 * 2**20]
     with pytest.raises(UserError, match="multiple of the LLC"):
         size_sweep({"from": "1MiB", "to": "fourxLLC"}, Machine())
+
+
+@pytest.mark.parametrize("name", ["quick", "apps"])
+def test_the_quick_and_apps_suites_expand_and_resolve_on_this_machine(name):
+    """Every step of the suites that run the application proxies expands and its parameters
+    resolve here, as `perfatlas run` does before the first measurement."""
+    from perfatlas.machine import Machine
+
+    machine = Machine.detect()
+    measurements = expand(load(name), machine)
+    for m in measurements:
+        m.benchmark.resolve(m.raw, machine)
+    proxies = {m.benchmark.name for m in measurements if m.benchmark.name.startswith("app.")}
+    assert proxies == {"app.spsolve", "app.madbench", "app.spmv", "app.sweep"}
+    sweeps = [m.raw for m in measurements if m.benchmark.name == "app.sweep"]
+    assert min(r["np"] for r in sweeps) == 1  # the reference of the measured efficiency

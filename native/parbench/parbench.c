@@ -39,6 +39,10 @@ static const pa_param params[] = {
      NULL, 0, 0},
     {"threads", PA_INT, "1", "threads, pinned to the first of cpus", NULL, 1, 4096},
     {"cpus", PA_CPUS, "0", "PUs the threads are pinned to, in this order", NULL, 0, 0},
+    {"bind", PA_CHOICE, "cpus",
+     "cpus: thread t pinned to the t-th of cpus=; none: no pinning, the OS places the threads "
+     "within the process's CPU set (cpus= is ignored)",
+     "cpus,none", 0, 0},
     {"samples", PA_INT, "9", "timed samples after warm-up", NULL, 1, 1e6},
     {"min_sample_time", PA_DURATION, "2ms", "shortest duration of one sample", NULL, 1e-6, 3600},
     {"file", PA_STRING, "", "the program (mode=program): one invocation per line", NULL, 0, 0},
@@ -216,9 +220,11 @@ static void measure_variant(const pa_args *args, const pb_variant *variant, cons
     write_measurement(args, &m);
 }
 
-/* The first `threads` PUs of cpus=, checked against this machine. */
+/* The first `threads` PUs of cpus=, checked against this machine; NULL with bind=none. */
 static const int *team_cpus(const pa_args *args, int threads)
 {
+    if (strcmp(pa_arg_text(args, "bind"), "none") == 0)
+        return NULL;
     int ncpus;
     const int *cpus = pa_arg_cpus(args, "cpus", &ncpus);
     pa_cpus_validate(cpus, ncpus);
@@ -240,6 +246,8 @@ int main(int argc, char **argv)
     }
     pa_timer_init();
     if (strcmp(mode, "program") == 0) {
+        if (strcmp(pa_arg_text(&args, "bind"), "none") == 0) /* unpinned: no PU limit per line */
+            return pb_program_run(&args, pa_arg_text(&args, "file"), NULL, 4096);
         int ncpus;
         const int *cpus = pa_arg_cpus(&args, "cpus", &ncpus);
         pa_cpus_validate(cpus, ncpus);

@@ -9,7 +9,8 @@
 
 #include "args.h"
 
-/* Runs the program and writes its document; returns the exit status. */
+/* Runs the program and writes its document; returns the exit status. cpus NULL (bind=none):
+ * the threads stay unpinned and ncpus bounds nothing but the threads of a line. */
 int pb_program_run(const pa_args *args, const char *file, const int *cpus, int ncpus);
 
 #endif

@@ -31,8 +31,17 @@ static void record(char *failure, size_t size, int t, const char *why)
 void pb_team_setup(const pb_variant *v, const int *cpus, int t, pb_instance *k,
                    pa_thread_placement *placement, char *failure, size_t size)
 {
-    placement->cpu_requested = cpus[t];
-    pa_pin_self(cpus[t], placement->cpus_allowed, sizeof placement->cpus_allowed);
+    if (cpus) {
+        placement->cpu_requested = cpus[t];
+        pa_pin_self(cpus[t], placement->cpus_allowed, sizeof placement->cpus_allowed);
+    } else { /* bind=none: where the OS may run the thread, read back */
+        placement->cpu_requested = -1;
+        hwloc_bitmap_t set = hwloc_bitmap_alloc();
+        if (hwloc_get_cpubind(pa_topology(), set, HWLOC_CPUBIND_THREAD))
+            hwloc_bitmap_zero(set);
+        hwloc_bitmap_list_snprintf(placement->cpus_allowed, sizeof placement->cpus_allowed, set);
+        hwloc_bitmap_free(set);
+    }
     char why[256];
     if (pb_variant_shape(v, k, why, sizeof why) || pb_instance_setup(k, why, sizeof why))
         record(failure, size, t, why);

@@ -21,8 +21,9 @@ typedef struct {
  * 0, or -1 and one sentence in `why`. */
 int pb_variant_shape(const pb_variant *v, pb_instance *one, char *why, size_t size);
 
-/* Inside a team of v->threads: pins thread t to cpus[t] (recording the binding read back),
- * shapes, allocates and first-touches its instance. A failure goes to `failure`. */
+/* Inside a team of v->threads: pins thread t to cpus[t] (recording the binding read back; with
+ * cpus NULL it stays unpinned, cpu_requested -1, and records where it may run), shapes,
+ * allocates and first-touches its instance. A failure goes to `failure`. */
 void pb_team_setup(const pb_variant *v, const int *cpus, int t, pb_instance *k,
                    pa_thread_placement *placement, char *failure, size_t size);
 /* Checks this thread's instance (first corrupting it when PERFATLAS_PARBENCH_CORRUPT=1, so that

@@ -36,6 +36,7 @@ def _key_values(words: list[str]) -> dict[str, str]:
 def cmd_run(args: argparse.Namespace) -> int:
     from perfatlas import suite as suites
     from perfatlas.machine import Machine
+    from perfatlas.nodes_summary import print_nodes
     from perfatlas.report import write_report
     from perfatlas.runner import Planned, Runner, console
     from perfatlas.summary import print_summary
@@ -62,6 +63,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     print_summary(store, runner.run_id)
     print_sweep(store.results(runner.run_id))  # the suite's sweep steps, if it has any
+    print_nodes(store.results(runner.run_id))  # nodes of a multi-host run that differ
     with console.status("writing the HTML report"):
         path = write_report(store, runner.run_id, out / f"run-{runner.run_id}.html")
     print(f"run {runner.run_id} stored in {args.db}; report: {path.resolve()}")
@@ -69,8 +71,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _with_np(benchmark, raw: dict, np_: str | None) -> dict:
-    """--np N replaces the rank count of every MPI step (e.g. a hostfile's slots)."""
-    if np_ is None or not any(p.name == "np" for p in benchmark.params):
+    """--np N replaces the rank count of every communication step (comm.*: e.g. a hostfile's
+    slots); the application proxies keep theirs (a square grid, a weak-scaling series)."""
+    if np_ is None or not benchmark.name.startswith("comm."):
         return raw
     return {**raw, "np": np_}
 
@@ -78,6 +81,7 @@ def _with_np(benchmark, raw: dict, np_: str | None) -> dict:
 def cmd_measure(args: argparse.Namespace) -> int:
     from perfatlas.benchmarks import get
     from perfatlas.machine import Machine
+    from perfatlas.nodes_summary import print_nodes
     from perfatlas.runner import Runner
     from perfatlas.runner import console as progress_console
     from perfatlas.views import console, print_warnings, results_table
@@ -90,11 +94,15 @@ def cmd_measure(args: argparse.Namespace) -> int:
     store = _store(args)
     runner = Runner(store, machine)
     with runner.run(None, sys.argv):
-        with progress_console.status(f"{benchmark.name} {benchmark.label(params)}"):
+        if args.launcher == "slurm":  # the job's own progress bar
             docs = runner.measure(benchmark, params, repeat=args.repeat)
+        else:
+            with progress_console.status(f"{benchmark.name} {benchmark.label(params)}"):
+                docs = runner.measure(benchmark, params, repeat=args.repeat)
     results = store.results(runner.run_id)
     console.print(results_table(results, f"run {runner.run_id}"))
     print_warnings(results)
+    print_nodes(results)
     if args.json:
         Path(args.json).write_text(json.dumps(docs[0] if len(docs) == 1 else docs, indent=1))
     return 0
@@ -103,6 +111,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from perfatlas.benchmarks import get
     from perfatlas.machine import Machine
+    from perfatlas.nodes_summary import print_nodes
     from perfatlas.placement import parse_bind, parse_mempolicy
     from perfatlas.report import write_report
     from perfatlas.runner import Runner, console
@@ -129,6 +138,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     with runner.run(f"sweep {benchmark.name}", sys.argv):
         runner.measure_all(launches)
     print_sweep(store.results(runner.run_id))
+    print_nodes(store.results(runner.run_id))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with console.status("writing the HTML report"):
@@ -280,14 +290,101 @@ def cmd_parbench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_scenario(args: argparse.Namespace) -> int:
+    """scenario run FILE | scenario matrix (perfatlas.scenario)."""
+    from perfatlas.machine import Machine
+    from perfatlas.report import write_report
+    from perfatlas.runner import console
+    from perfatlas.scenario import views
+
+    if args.action == "run" and not args.file:
+        raise UserError("give the scenario to run: a TOML file or a shipped scenario's name")
+    if args.action == "matrix" and args.file:
+        raise UserError(f"scenario matrix takes no file ('{args.file}'); use --classes")
+    if args.json:  # fail on an unwritable file before measuring
+        Path(args.json).open("a").close()
+    machine = Machine.detect()
+    out = Path(args.out)
+    if args.action == "run":
+        from perfatlas.scenario.execute import run_scenario
+        from perfatlas.scenario.scenario import load
+
+        scenario = load(args.file, machine, args.scale)
+        store = _store(args)
+        run_id, document, rows = run_scenario(
+            store, machine, scenario, out / f"scenario-{scenario.name}", sys.argv
+        )
+        views.print_scenario(scenario.name, document, rows)
+        saved = {"name": scenario.name, **document, "jobs": rows}
+    else:
+        from perfatlas.scenario.matrix import run_matrix
+        from perfatlas.units import parse_cpu_list, parse_duration, parse_size
+
+        store = _store(args)
+        run_id, saved = run_matrix(
+            store,
+            machine,
+            args.classes,
+            parse_size(args.bytes, "--bytes"),
+            parse_duration(args.duration, "--duration"),
+            parse_cpu_list(args.cpus, "--cpus") if args.cpus else None,
+            out / "scenario-matrix",
+        )
+        views.print_matrix(saved)
+    if args.json:
+        Path(args.json).write_text(json.dumps(saved, indent=1))
+    with console.status("writing the HTML report"):
+        path = write_report(store, run_id, out / f"run-{run_id}.html")
+    print(f"run {run_id} stored in {store.path}; report: {path.resolve()}")
+    return 0
+
+
 def _launch_arguments(p: argparse.ArgumentParser) -> None:
     """How MPI benchmarks are launched (perfatlas.launchers); the environment gives defaults."""
+    from perfatlas.launchers import launcher_names
+
     p.add_argument(
         "--mpirun-args",
         help='extra mpirun arguments, passed through untouched (e.g. "--bind-to none"); '
         "default $PERFATLAS_MPIRUN_ARGS",
     )
     p.add_argument("--hostfile", help="mpirun hostfile (default $PERFATLAS_HOSTFILE)")
+    p.add_argument(
+        "--launcher",
+        choices=launcher_names(),
+        help="slurm: every measurement a step of one Slurm job; mpirun: node-level benchmarks "
+        "on every host of the hostfile at once (default: each benchmark's own)",
+    )
+    slurm = p.add_argument_group("Slurm (--launcher slurm)")
+    slurm.add_argument("--nodes", type=int, help="nodes to allocate (default 1)")
+    slurm.add_argument("--tasks-per-node", type=int, help="MPI slots per node (default 1)")
+    slurm.add_argument("--partition", help="partition (default: Slurm's default partition)")
+    slurm.add_argument("--account", help="account to charge")
+    slurm.add_argument("--time", help="time limit, in sbatch's form (e.g. 30:00)")
+    slurm.add_argument("--sbatch-args", help='extra sbatch arguments, e.g. "--exclusive"')
+
+
+_SLURM_ONLY = ("nodes", "tasks_per_node", "partition", "account", "time", "sbatch_args")
+
+
+def _slurm_options(args: argparse.Namespace):
+    import shlex
+
+    from perfatlas.launchers import SlurmOptions
+
+    given = [name for name in _SLURM_ONLY if getattr(args, name, None) is not None]
+    if given and getattr(args, "launcher", None) != "slurm":
+        raise UserError(f"--{given[0].replace('_', '-')} applies with --launcher slurm only")
+    for name in ("nodes", "tasks_per_node"):
+        if getattr(args, name, None) is not None and getattr(args, name) < 1:
+            raise UserError(f"--{name.replace('_', '-')} must be at least 1")
+    try:
+        extra = tuple(shlex.split(getattr(args, "sbatch_args", None) or ""))
+    except ValueError as error:
+        raise UserError(f"--sbatch-args cannot be split: {error}") from None
+    return SlurmOptions(
+        *(getattr(args, name, None) for name in _SLURM_ONLY[:-1]), sbatch_args=extra
+    )
 
 
 def _launch_options(args: argparse.Namespace):
@@ -295,12 +392,22 @@ def _launch_options(args: argparse.Namespace):
 
     environment = LaunchOptions.from_environment()
     given = LaunchOptions.parse(getattr(args, "mpirun_args", None), getattr(args, "hostfile", None))
-    return LaunchOptions(
+    launcher = getattr(args, "launcher", None)
+    if launcher == "slurm" and given.hostfile:
+        raise UserError("--hostfile does not apply with --launcher slurm: Slurm gives the hosts")
+    options = LaunchOptions(
         given.mpirun_args
         if getattr(args, "mpirun_args", None) is not None
         else environment.mpirun_args,
-        given.hostfile or environment.hostfile,
+        None if launcher == "slurm" else given.hostfile or environment.hostfile,
+        launcher,
+        _slurm_options(args),
     )
+    if launcher == "slurm" and not os.environ.get("SLURM_JOB_ID"):  # before a run is opened
+        from perfatlas.cluster.slurm import preflight
+
+        preflight(options.slurm)
+    return options
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -332,7 +439,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeat", type=int, default=1, help="launch each measurement N times")
     _launch_arguments(p)
     p.add_argument("--threads", help="thread counts to sweep, e.g. 1,2 or 1-4")
-    p.add_argument("--np", help="MPI ranks of every comm step (a number or 'all')")
+    p.add_argument("--np", help="MPI ranks of every comm.* step (a number or 'all')")
 
     p = command("measure", cmd_measure, "measure one benchmark with explicit parameters")
     p.add_argument("benchmark")
@@ -417,6 +524,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", help="thread counts, e.g. 1,2,4 (default: 1 and all of --cpus)")
     p.add_argument("--quick", action="store_true", help="240 kB, stride 1, 3 short samples only")
     p.add_argument("--kernels", help="only these kernels, e.g. triad,dgemm_blocked")
+    p = command(
+        "scenario",
+        cmd_scenario,
+        "PARbench scenarios: 'run FILE' runs jobs side by side; 'matrix' the pairwise "
+        "interference of kernel classes",
+    )
+    p.add_argument("action", choices=("run", "matrix"))
+    p.add_argument("file", nargs="?", help="scenario TOML file or a shipped scenario's name")
+    p.add_argument("--json", help="also write the scenario's (or matrix's) document to this file")
+    p.add_argument("--out", default="perfatlas-out", help="folder for programs and the report")
+    p.add_argument("--scale", type=float, default=1.0, help="run: multiply runtimes and offsets")
+    p.add_argument("--classes", help="matrix: kernel classes, e.g. stream,compute (default all)")
+    p.add_argument("--bytes", default="25MB", help="matrix: working set of every kernel (25MB)")
+    p.add_argument("--duration", default="0.6s", help="matrix: length of each program (0.6s)")
+    p.add_argument("--cpus", help="matrix: the two CPUs, e.g. 0,1 (default: two cores)")
     return parser
 
 
@@ -427,7 +549,7 @@ def _join_option_values(argv: list[str]) -> list[str]:
     for word in words:
         if word == "--":  # a profiled command follows: its words are its own
             return [*joined, word, *words]
-        if word == "--mpirun-args":
+        if word in ("--mpirun-args", "--sbatch-args"):
             value = next(words, None)
             joined.append(word if value is None else f"{word}={value}")
         else:

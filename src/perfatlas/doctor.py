@@ -159,6 +159,33 @@ def tools() -> list[Check]:
     return checks
 
 
+def scheduler() -> Check:
+    """Whether a Slurm controller answers (sinfo), with its partitions and node counts."""
+    from perfatlas.cluster.slurm import partitions
+    from perfatlas.errors import UserError
+
+    if shutil.which("sinfo") is None:
+        return Check(
+            "Slurm scheduler",
+            MISSING,
+            "no sinfo on PATH: the Slurm client tools are not installed; --launcher slurm cannot "
+            "submit (multi-host runs: --launcher mpirun with a hostfile)",
+        )
+    try:
+        found = partitions()
+    except UserError as error:
+        return Check("Slurm scheduler", MISSING, f"{error}; --launcher slurm cannot submit")
+    if not found:
+        return Check("Slurm scheduler", LIMITED, "sinfo answers but lists no partition")
+    listing = ", ".join(
+        f"{p.name}{' (default)' if p.default else ''}: {p.nodes} node(s), {p.available}"
+        for p in found
+    )
+    inside = os.environ.get("SLURM_JOB_ID")
+    where = f"; inside allocation {inside}" if inside else ""
+    return Check("Slurm scheduler", OK, f"reachable (sinfo): partition {listing}{where}")
+
+
 def virtualization() -> Check:
     cpuinfo = _read("/proc/cpuinfo") or ""
     if " hypervisor" in cpuinfo:
@@ -180,6 +207,7 @@ def checks(machine: Machine) -> list[Check]:
         affinity(machine),
         virtualization(),
         *tools(),
+        scheduler(),
     ]
 
 

@@ -3,9 +3,10 @@
 `local` runs the executable as a plain process. `mpirun` starts `np` ranks through the MPI
 library's launcher (Open MPI by default, MPICH's hydra also), with a hostfile and extra arguments
 passed through untouched (`--mpirun-args "..."` on the command line, or $PERFATLAS_MPIRUN_ARGS).
-A `slurm` launcher (srun/sbatch) will implement the same interface. Every launch records which
-launcher ran it, the exact command line, and what the launcher added on its own initiative
-(oversubscription, running as root), so a result says how it was obtained.
+`slurm` runs the steps of one allocation (perfatlas.cluster): a node-level executable as one
+srun task on every node, an MPI executable through mpirun inside the allocation. Every launch
+records which launcher ran it, the exact command line, and what the launcher added on its own
+initiative (oversubscription, running as root), so a result says how it was obtained.
 
 Rank placement is never taken from what was asked here: the MPI executables read it back from
 the ranks themselves (native/comm/comm.h).
@@ -46,11 +47,27 @@ _HOST_ARGUMENTS = {
 
 
 @dataclass(frozen=True)
+class SlurmOptions:
+    """What sbatch is asked for (--nodes, --tasks-per-node, --partition, --account, --time,
+    --sbatch-args); inside an existing allocation only `nodes` applies."""
+
+    nodes: int | None = None
+    tasks_per_node: int | None = None
+    partition: str | None = None
+    account: str | None = None
+    time: str | None = None
+    sbatch_args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class LaunchOptions:
-    """What the user says about launching: extra mpirun arguments and a hostfile."""
+    """What the user says about launching: extra mpirun arguments, a hostfile, and the launcher
+    chosen for every step (--launcher; None: each benchmark's own) with its Slurm options."""
 
     mpirun_args: tuple[str, ...] = ()
     hostfile: str | None = None
+    launcher: str | None = None
+    slurm: SlurmOptions = SlurmOptions()
 
     @classmethod
     def from_environment(cls) -> LaunchOptions:
@@ -135,6 +152,11 @@ class Launcher:
         lines = [line for line in output.strip().splitlines() if line.strip()]
         return lines[-1] if lines else f"{program} exited with status {returncode}"
 
+    def on_every_node(self, inner: Launch, folder: str, options: LaunchOptions) -> Launch:
+        """`inner` (a node-level launch) started once on every node at the same time, each
+        copy writing its document to folder/HOST.json (perfatlas.cluster.per_node)."""
+        raise UserError(f"the {self.name} launcher cannot start one process on every node")
+
 
 _LAUNCHERS: dict[str, Launcher] = {}
 
@@ -142,6 +164,10 @@ _LAUNCHERS: dict[str, Launcher] = {}
 def register_launcher(cls: type[Launcher]) -> type[Launcher]:
     _LAUNCHERS[cls.name] = cls()
     return cls
+
+
+def launcher_names() -> list[str]:
+    return sorted(_LAUNCHERS)
 
 
 def get_launcher(name: str) -> Launcher:
@@ -200,14 +226,7 @@ class MpirunLauncher(Launcher):
     name = "mpirun"
 
     def prepare(self, executable, args, params, machine, options) -> Launch:
-        # $PERFATLAS_MPIRUN picks another MPI's launcher, e.g. /usr/bin/mpiexec.mpich
-        wanted = os.environ.get("PERFATLAS_MPIRUN") or "mpirun"
-        mpirun = shutil.which(wanted)
-        if mpirun is None:
-            raise UserError(f"{MPI_MISSING}: no {wanted} on PATH")
-        # Open MPI derives its prefix from the directory it was started from: /bin/mpirun (a
-        # merged-/usr symlink) would point it at / ; the real directory keeps it right.
-        mpirun = os.path.join(os.path.realpath(os.path.dirname(mpirun)), os.path.basename(mpirun))
+        mpirun = mpirun_path()
         flavour = detect_flavour(mpirun)
         np_ = int(params["np"])
         extra = list(options.mpirun_args)
@@ -220,11 +239,32 @@ class MpirunLauncher(Launcher):
         argv += [*extra, str(executable), *args]
         return launch
 
+    def on_every_node(self, inner: Launch, folder: str, options: LaunchOptions) -> Launch:
+        """One process on every host of the hostfile: Open MPI maps one per node
+        (--map-by ppr:1:node, no -np: as many as there are hosts); hydra takes -ppn 1 and -n the
+        hosts of the hostfile. The executable needs no MPI: the launcher only starts it."""
+        from perfatlas.cluster.per_node import hostfile_hosts, write_per_node
+
+        mpirun = mpirun_path()
+        flavour = detect_flavour(mpirun)
+        extra = list(options.mpirun_args)
+        launch = Launch(self.name, [mpirun], dict(inner.env), list(inner.notes), flavour.version)
+        if flavour.family == "mpich":
+            hosts = hostfile_hosts(options.hostfile, extra)
+            launch.argv += ["-ppn", "1", "-n", str(max(1, len(hosts)))]
+            if options.hostfile:
+                launch.argv += ["-f", options.hostfile]
+        else:
+            launch.argv += ["--map-by", "ppr:1:node"]
+            if options.hostfile:
+                launch.argv += ["--hostfile", options.hostfile]
+            _allow_root(launch, extra)
+        launch.argv += [*extra, *write_per_node(folder, inner.argv)]
+        return launch
+
     @staticmethod
     def _openmpi(launch: Launch, np_: int, extra: list[str], options, machine) -> None:
-        if os.geteuid() == 0 and "--allow-run-as-root" not in extra:
-            launch.argv.append("--allow-run-as-root")
-            launch.notes.append("running as root: added --allow-run-as-root (Open MPI)")
+        _allow_root(launch, extra)
         names_hosts = options.hostfile or any(
             word.split("=")[0] in _HOST_ARGUMENTS for word in extra
         )
@@ -267,6 +307,64 @@ class MpirunLauncher(Launcher):
             rank, node, status = died.groups()
             return f"rank {rank} of {program} exited with status {status} on host {node}"
         return f"mpirun failed (exit status {returncode}): {_useful_tail(output)}"
+
+
+def mpirun_path() -> str:
+    """The MPI launcher: mpirun, or the one $PERFATLAS_MPIRUN names (e.g. mpiexec.mpich)."""
+    wanted = os.environ.get("PERFATLAS_MPIRUN") or "mpirun"
+    mpirun = shutil.which(wanted)
+    if mpirun is None:
+        raise UserError(f"{MPI_MISSING}: no {wanted} on PATH")
+    # Open MPI derives its prefix from the directory it was started from: /bin/mpirun (a
+    # merged-/usr symlink) would point it at / ; the real directory keeps it right.
+    return os.path.join(os.path.realpath(os.path.dirname(mpirun)), os.path.basename(mpirun))
+
+
+def _allow_root(launch: Launch, extra: list[str]) -> None:
+    if os.geteuid() == 0 and "--allow-run-as-root" not in extra:
+        launch.argv.append("--allow-run-as-root")
+        launch.notes.append("running as root: added --allow-run-as-root (Open MPI)")
+
+
+# -- slurm --------------------------------------------------------------------------------------
+@register_launcher
+class SlurmLauncher(Launcher):
+    """Steps of one Slurm allocation (perfatlas.cluster.job writes them into its batch script).
+
+    An MPI executable runs under mpirun inside the allocation: Open MPI and MPICH's hydra take
+    the hosts and slots from Slurm and start their daemons with srun, so nothing here names
+    hosts or adds --oversubscribe (the allocation's slots are the limit). A node-level
+    executable runs as one srun task on each of `nodes` nodes (--whole: the task gets every CPU
+    of its node, so threads= and cpus= mean the same as on a workstation)."""
+
+    name = "slurm"
+
+    def prepare(self, executable, args, params, machine, options) -> Launch:
+        mpirun = mpirun_path()
+        flavour = detect_flavour(mpirun)
+        extra = list(options.mpirun_args)
+        np_flag = "-n" if flavour.family == "mpich" else "-np"
+        launch = Launch(self.name, [mpirun, np_flag, str(int(params["np"]))], mpi=flavour.version)
+        launch.notes.append("mpirun inside the Slurm allocation: hosts and slots come from Slurm")
+        if flavour.family == "openmpi":
+            _allow_root(launch, extra)
+        launch.argv += [*extra, str(executable), *args]
+        return launch
+
+    def on_every_node(self, inner: Launch, folder: str, options: LaunchOptions) -> Launch:
+        from perfatlas.cluster.per_node import write_per_node
+
+        nodes = str(options.slurm.nodes or 1)
+        srun = ["srun", f"--nodes={nodes}", f"--ntasks={nodes}", "--ntasks-per-node=1", "--whole"]
+        notes = [*inner.notes, f"one srun task on each of {nodes} node(s), all at once"]
+        return Launch(
+            self.name, [*srun, *write_per_node(folder, inner.argv)], dict(inner.env), notes
+        )
+
+    def failure(self, launch: Launch, program: str, returncode: int, output: str) -> str:
+        if launch.argv and launch.argv[0] != "srun":  # mpirun inside the allocation
+            return get_launcher("mpirun").failure(launch, program, returncode, output)
+        return super().failure(launch, program, returncode, output)
 
 
 def _signal_name(number: int) -> str:

@@ -18,6 +18,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from perfatlas.benchmarks.base import Benchmark
 from perfatlas.contract import validate
+from perfatlas.errors import UserError
+from perfatlas.launchers import launch_options
 from perfatlas.machine import Machine, software_versions
 from perfatlas.placement import Placement, placing
 from perfatlas.store import Store
@@ -93,10 +95,14 @@ class Runner:
 
         `annotate` may add to each document before it is stored (a sweep's point and what its
         placement obtained) and returns warnings of its own to store with it."""
+        from perfatlas.cluster.hosts import measure_once
+
+        if launch_options().launcher == "slurm":  # one job step (perfatlas.cluster)
+            return self.measure_all([Planned(benchmark, params, annotate=annotate)], repeat)
         params = benchmark.with_stored(params, self.store, self.machine)
         launches = []
         for _ in range(repeat):
-            documents = benchmark.run(params, self.machine)
+            documents = measure_once(benchmark, params, self.machine, self.store.path)
             for document in documents:
                 validate(document, benchmark.name)
             launches.append(documents)
@@ -122,6 +128,9 @@ class Runner:
             with _sigterm_as_interrupt():
                 yield self
             status = "complete"
+        except UserError as error:  # a Slurm job that ended early says how (cluster.front_end)
+            status = getattr(error, "run_status", "failed")
+            raise
         except (KeyboardInterrupt, _Interrupted):
             status = "interrupted"
             console.print(f"[yellow]interrupted: run {self.run_id} keeps what finished[/]")
@@ -129,13 +138,22 @@ class Runner:
         finally:
             self.store.finish_run(self.run_id, status)
 
-    def measure_all(self, measurements: list[Planned], repeat: int = 1) -> None:
-        """Measure a list with a progress bar (every step that takes more than a second shows)."""
+    def measure_all(self, measurements: list[Planned], repeat: int = 1) -> list[dict]:
+        """Measure a list with a progress bar (every step that takes more than a second shows);
+        with --launcher slurm, as the steps of one job (perfatlas.cluster.front_end)."""
+        if launch_options().launcher == "slurm":
+            from perfatlas.cluster.front_end import measure_in_job
+
+            return measure_in_job(self, measurements, repeat)
+        documents = []
         with progress_bar(len(measurements)) as step:
             for planned in measurements:
                 step(planned.description)
                 with placing(planned.placement):
-                    self.measure(planned.benchmark, planned.params, repeat, planned.annotate)
+                    documents += self.measure(
+                        planned.benchmark, planned.params, repeat, planned.annotate
+                    )
+        return documents
 
 
 @contextmanager

@@ -19,7 +19,7 @@ from typing import Any
 from perfatlas.errors import UserError
 from perfatlas.stats import summarize
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Version 1; a database of any version starts from it and takes the migrations in order.
 _SCHEMA = """
@@ -74,6 +74,32 @@ CREATE TABLE IF NOT EXISTS profiles (
     document TEXT NOT NULL      -- perfatlas.ipm/1 JSON (docs/profile.md), or the partial view
 );
 CREATE INDEX IF NOT EXISTS profiles_run ON profiles (run_id);
+""",
+    3: """
+CREATE TABLE IF NOT EXISTS scenarios (
+    id       INTEGER PRIMARY KEY,
+    run_id   INTEGER NOT NULL REFERENCES runs(id),
+    kind     TEXT NOT NULL CHECK (kind IN ('scenario', 'matrix')),
+    name     TEXT NOT NULL,
+    document TEXT NOT NULL      -- JSON: definition and summary, or the interference matrix
+);
+CREATE INDEX IF NOT EXISTS scenarios_run ON scenarios (run_id);
+CREATE TABLE IF NOT EXISTS scenario_jobs (
+    id          INTEGER PRIMARY KEY,
+    scenario_id INTEGER NOT NULL REFERENCES scenarios(id),
+    job         TEXT NOT NULL,  -- name, '#copy' appended for the copies of a job
+    threads     INTEGER NOT NULL,
+    start_s     REAL NOT NULL,  -- offsets from the scenario's start
+    end_s       REAL NOT NULL,
+    wall_s      REAL NOT NULL,
+    dedicated_s REAL,           -- the same program measured alone
+    user_s      REAL NOT NULL,
+    system_s    REAL NOT NULL,
+    waiting_s   REAL NOT NULL,  -- runnable, not running (schedstat)
+    migrations  INTEGER,
+    document    TEXT NOT NULL   -- JSON: the job's timeline, accounting, program
+);
+CREATE INDEX IF NOT EXISTS scenario_jobs_scenario ON scenario_jobs (scenario_id);
 """,
 }
 
@@ -359,6 +385,45 @@ class Store:
             }
             for id_, command, partial, document in rows
         ]
+
+    # -- scenarios (perfatlas scenario) ----------------------------------------------------------
+    def add_scenario(
+        self, run_id: int, kind: str, name: str, document: dict, jobs: list[dict]
+    ) -> int:
+        """Store a scenario (or an interference matrix) and its jobs, committed at once."""
+        columns = ("job", "threads", "start_s", "end_s", "wall_s", "dedicated_s", "user_s")
+        columns += ("system_s", "waiting_s", "migrations")
+        with self.db:
+            cursor = self.db.execute(
+                "INSERT INTO scenarios (run_id, kind, name, document) VALUES (?, ?, ?, ?)",
+                (run_id, kind, name, json.dumps(document)),
+            )
+            scenario_id = int(cursor.lastrowid)
+            for job in jobs:
+                self.db.execute(
+                    f"INSERT INTO scenario_jobs (scenario_id, {', '.join(columns)}, document)"
+                    f" VALUES (?, {', '.join('?' * len(columns))}, ?)",
+                    (scenario_id, *(job.get(c) for c in columns), json.dumps(job)),
+                )
+        return scenario_id
+
+    def scenarios(self, run_id: int) -> list[dict[str, Any]]:
+        """The scenarios and matrices of a run, each with its jobs (documents as stored)."""
+        found = []
+        for id_, kind, name, document in self.db.execute(
+            "SELECT id, kind, name, document FROM scenarios WHERE run_id = ? ORDER BY id",
+            (run_id,),
+        ).fetchall():
+            jobs = [
+                json.loads(text)
+                for (text,) in self.db.execute(
+                    "SELECT document FROM scenario_jobs WHERE scenario_id = ? ORDER BY id", (id_,)
+                )
+            ]
+            found.append(
+                {"id": id_, "kind": kind, "name": name, **json.loads(document), "jobs": jobs}
+            )
+        return found
 
     @staticmethod
     def _result(row: tuple) -> Result:

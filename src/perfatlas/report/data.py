@@ -47,11 +47,17 @@ class RunData:
     run: dict[str, Any]
     launches: list[Result]  # as stored: a sweep stores each launch of a point on its own
     profiles: list[dict[str, Any]] = field(default_factory=list)  # Store.profiles
+    scenarios: list[dict[str, Any]] = field(default_factory=list)  # Store.scenarios
     comparison: Comparison | None = None  # perfatlas compare: this run (B) against another (A)
 
     @classmethod
     def load(cls, store: Store, run_id: int) -> RunData:
-        return cls(store.run(run_id), store.results(run_id), store.profiles(run_id))
+        return cls(
+            store.run(run_id),
+            store.results(run_id),
+            store.profiles(run_id),
+            scenarios=store.scenarios(run_id),
+        )
 
     @cached_property
     def results(self) -> list[Result]:

@@ -1,0 +1,87 @@
+"""What `perfatlas scenario run` and `scenario matrix` print: the jobs table, the PARbench
+summary, the accounting warnings; the matrix of slowdowns."""
+
+from __future__ import annotations
+
+import sys
+
+from rich.console import Console
+from rich.table import Table
+
+console = Console(width=None if sys.stdout.isatty() else 170)  # piped: no 80-column squeeze
+
+
+def _s(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def jobs_table(name: str, rows: list[dict]) -> Table:
+    table = Table(title=f"scenario {name}: jobs (times in s, offsets from the start)")
+    columns = ["job", "threads", "nice", "binding", "start", "end", "wall", "dedicated"]
+    columns += ["extension", "user", "system", "waiting", "migrations", "accounting"]
+    for i, column in enumerate(columns):
+        table.add_column(column, justify="left" if i in (0, 3, 13) else "right")
+    for row in rows:
+        account = row["accounting"]
+        table.add_row(
+            row["job"],
+            str(row["threads"]),
+            str(row["nice"]),
+            row["binding"],
+            _s(row["start_s"]),
+            _s(row["end_s"]),
+            _s(row["wall_s"]),
+            _s(row["dedicated_s"]),
+            "-" if row["extension"] is None else f"{row['extension']:.2f}",
+            _s(row["user_s"]),
+            _s(row["system_s"]),
+            _s(row["waiting_s"]),
+            "-" if row["migrations"] is None else str(row["migrations"]),
+            "adds up" if account["ok"] else "[yellow]does not add up[/]",
+        )
+    return table
+
+
+def summary_lines(document: dict) -> list[str]:
+    s = document["summary"]
+    lines = [
+        f"CPUs {s['cpus']} ({s['cpu_list']}), {s['jobs']} jobs, bench time {s['bench_s']:.3f} s: "
+        f"{s['available_s']:.3f} CPU-s available",
+        f"user {s['user_s']:.3f} s, system {s['system_s']:.3f} s, idle {s['idle_s']:.3f} s, "
+        f"waiting (runnable, not running) {s['waiting_s']:.3f} s",
+    ]
+    if s["mean_extension"] is not None:
+        lines.append(
+            f"runtime extension (wall / dedicated): mean {s['mean_extension']:.2f}, "
+            f"max {s['max_extension']:.2f}"
+        )
+    for program in document["programs"]:
+        walls = ", ".join(f"{w:.3f}" for w in program["dedicated_walls_s"])
+        lines.append(
+            f"job {program['job']}: asked {program['runtime_s']:.3g} s, {program['asked']}; "
+            f"alone {walls} s ({program['lines']} lines, {program['variants']} variants)"
+        )
+    return lines
+
+
+def print_scenario(name: str, document: dict, rows: list[dict]) -> None:
+    console.print(jobs_table(name, rows))
+    for line in summary_lines(document):
+        console.print(line, highlight=False)
+    for warning in document["summary"]["accounting_warnings"]:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+
+
+def print_matrix(document: dict) -> None:
+    classes = document["classes"]
+    table = Table(
+        title="interference matrix: slowdown of the row's kernel when co-run with the column's "
+        f"({document['bytes'] / 1e6:.4g} MB working sets, CPUs {document['cpu_list']})"
+    )
+    table.add_column("class (kernel)")
+    for column in classes:
+        table.add_column(column, justify="right")
+    for row_class, row in zip(classes, document["slowdown"]):
+        kernel = document["kernels"][row_class]
+        table.add_row(f"{row_class} ({kernel})", *(f"{v:.2f}" for v in row))
+    console.print(table)
