@@ -8,28 +8,17 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+from mpi_helpers import mpirun, own_sentence
 
-from perfatlas.launchers import detect_flavour
 from perfatlas.native import executable
 
 SMALL = ["repeat=2", "warmup=0"]
-
-
-def mpirun(np_: int) -> list[str]:
-    """The launcher for np_ ranks: Open MPI's mpirun (oversubscribed: 2 cores here) or hydra."""
-    launcher = shutil.which(os.environ.get("PERFATLAS_MPIRUN") or "mpirun")
-    if launcher is None:
-        pytest.skip("no mpirun")
-    if detect_flavour(launcher).family == "mpich":
-        return [launcher, "-n", str(np_)]
-    return [launcher, "--allow-run-as-root", "--oversubscribe", "-np", str(np_)]
 
 
 def run(np_: int, *words: str) -> subprocess.CompletedProcess:
@@ -55,13 +44,6 @@ def flux(np_: int, folder: Path, *words: str) -> tuple[dict, np.ndarray]:
     doc = sweep(np_, f"flux_file={path}", *words)
     nx, ny, nz = doc["derived"]["global_grid"]
     return doc, np.fromfile(path, dtype=np.float64).reshape(nz, ny, nx)
-
-
-def message(done: subprocess.CompletedProcess) -> str:
-    """The program's own sentence (mpirun adds its banners around it)."""
-    own = [line for line in done.stderr.splitlines() if line.startswith("pa-sweep: ")]
-    assert own, done.stderr
-    return own[0]
 
 
 def pipeline_steps(px: int, py: int, blocks: int, octants: list[str]) -> int:
@@ -274,7 +256,7 @@ def test_profiler_sees_the_regions_and_every_message(tmp_path):
 def test_bad_input_is_one_sentence_and_status_2(np_, words, says):
     done = run(np_, *words)
     assert done.returncode == 2
-    assert says in message(done)
+    assert says in own_sentence(done, "pa-sweep")
     assert done.stdout == ""
 
 

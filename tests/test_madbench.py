@@ -7,26 +7,19 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import sqlite3
 import subprocess
 from functools import cache
 
 import numpy as np
 import pytest
+from mpi_helpers import mpirun, own_sentence
 
 from perfatlas.native import bin_dir, executable
 
 PHASES = ("dSdC", "invD", "W", "dLdC")
 SMALL = ["npix=64", "nbin=4", "lbin=3", "bsize=16", "repeat=2", "warmup=0"]
 MASK = (1 << 64) - 1
-
-
-def mpirun(np_: int) -> list[str]:
-    launcher = shutil.which("mpirun")
-    if launcher is None:
-        pytest.skip("no mpirun")
-    return [launcher, "--allow-run-as-root", "--oversubscribe", "-np", str(np_)]
 
 
 def madbench_program() -> str:
@@ -44,13 +37,6 @@ def madbench(np_: int, *words: str) -> dict:
     done = launch(np_, *words)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
-
-
-def message(done: subprocess.CompletedProcess) -> str:
-    """The program's own sentence (mpirun adds its banners around it)."""
-    own = [line for line in done.stderr.splitlines() if line.startswith("pa-madbench: ")]
-    assert own, done.stderr
-    return own[0]
 
 
 # -- the serial reference ------------------------------------------------------------------------
@@ -250,7 +236,7 @@ def test_flops_bytes_and_samples_are_exact():
 def test_bad_input_is_one_sentence_and_status_2(np_, words, says):
     done = launch(np_, *words)
     assert done.returncode == 2
-    assert says in message(done)
+    assert says in own_sentence(done, "pa-madbench")
 
 
 # -- through perfatlas ---------------------------------------------------------------------------

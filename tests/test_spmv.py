@@ -7,37 +7,21 @@ taken from a stored mem.bandwidth result."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+from mpi_helpers import mpirun
+from shared_matrices import matrix
 
-from perfatlas.launchers import detect_flavour
 from perfatlas.native import executable
 from perfatlas.store import Store
 
-MATRICES = Path(
-    os.environ.get(
-        "PERFATLAS_MATRICES", Path(__file__).resolve().parents[2] / "shared" / "data" / "matrices"
-    )
-)
 VARIANTS = ["read_element", "read_replicate", "read_shared", "write_element", "write_combine"]
 TRANSPOSED = {"local_transposed", "write_element", "write_combine"}
 FAST = ["samples=3", "warmup=1", "min_sample_time=0", "time_limit=0.05"]
 LIMIT = 1e-12
-
-
-def mpirun(np_: int) -> list[str]:
-    """Open MPI's mpirun, or the launcher of $PERFATLAS_MPIRUN (make test-mpich: hydra)."""
-    launcher = shutil.which(os.environ.get("PERFATLAS_MPIRUN", "mpirun"))
-    if launcher is None:
-        pytest.skip("no mpirun")
-    if detect_flavour(launcher).family != "openmpi":
-        return [launcher, "-np", str(np_)]
-    return [launcher, "--allow-run-as-root", "--oversubscribe", "-np", str(np_)]
 
 
 def spmv(np_: int, *words: str) -> subprocess.CompletedProcess:
@@ -49,13 +33,6 @@ def measure(np_: int, *words: str) -> dict:
     done = spmv(np_, *words)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
-
-
-def matrix(name: str) -> Path:
-    path = MATRICES / name
-    if not path.is_file():
-        pytest.skip(f"{path} is not here (the shared test matrices)")
-    return path
 
 
 def read_matrix_market(path: Path) -> np.ndarray:

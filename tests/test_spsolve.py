@@ -5,20 +5,14 @@ status 2 for matrices that cannot be solved or read."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
+from mpi_helpers import mpirun, own_sentence
+from shared_matrices import matrix
 
 from perfatlas.native import executable
 
-MATRICES = Path(
-    os.environ.get(
-        "PERFATLAS_MATRICES", Path(__file__).resolve().parents[2] / "shared" / "data" / "matrices"
-    )
-)
 SPD = ["bcsstk01.mtx", "494_bus.mtx"]
 PHASES = {
     "cholmod": ["reorder_s", "symbolic_s", "analysis_s", "numeric_s", "solve_s"],
@@ -27,18 +21,11 @@ PHASES = {
 FAST = ["repeat=3", "warmup=0"]
 
 
-def mpirun() -> list[str]:
-    launcher = shutil.which("mpirun")
-    if launcher is None:
-        pytest.skip("no mpirun")
-    return [launcher, "--allow-run-as-root", "--oversubscribe", "-np", "2"]
-
-
 def spsolve(solver: str, *words: str) -> subprocess.CompletedProcess:
     """pa-spsolve with these words: CHOLMOD as one process, MUMPS on two MPI ranks."""
     argv = [str(executable("pa-spsolve")), f"solver={solver}", *FAST, *words]
     if solver == "mumps":
-        argv = mpirun() + argv
+        argv = mpirun(2) + argv
     return subprocess.run(argv, capture_output=True, text=True, timeout=120)
 
 
@@ -48,18 +35,8 @@ def solve(solver: str, *words: str) -> dict:
     return json.loads(done.stdout)
 
 
-def matrix(name: str) -> Path:
-    path = MATRICES / name
-    if not path.is_file():
-        pytest.skip(f"{path} is not here (the shared test matrices)")
-    return path
-
-
 def message(done: subprocess.CompletedProcess) -> str:
-    """The program's own sentence (mpirun adds its banners around it)."""
-    own = [line for line in done.stderr.splitlines() if line.startswith("pa-spsolve: ")]
-    assert own, done.stderr
-    return own[0]
+    return own_sentence(done, "pa-spsolve")
 
 
 @pytest.mark.parametrize("solver", ["cholmod", "mumps"])
@@ -217,7 +194,7 @@ def test_measure_stores_a_cholmod_solve(cli, tmp_path):
 
 
 def test_measure_runs_mumps_under_mpirun(cli, tmp_path):
-    mpirun()
+    mpirun(2)
     out = tmp_path / "sp.json"
     result = cli(
         "measure",

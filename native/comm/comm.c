@@ -117,14 +117,34 @@ void pa_comm_require(const pa_world *world, int ok, const char *format, ...)
     exit(2);
 }
 
+/* One sentence, then MPI_Abort ends the whole job with status 3. */
+static void say_and_abort(const char *format, va_list ap)
+{
+    pa_vmessage(format, ap);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+}
+
 void pa_comm_wrong(const char *format, ...)
 {
     va_list ap;
     va_start(ap, format);
-    pa_vmessage(format, ap);
+    say_and_abort(format, ap);
     va_end(ap);
-    fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 3);
+    exit(3);
+}
+
+void pa_comm_wrong_everywhere(const char *format, ...)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        va_list ap;
+        va_start(ap, format);
+        say_and_abort(format, ap);
+        va_end(ap);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* until rank 0's MPI_Abort ends the job */
     exit(3);
 }
 

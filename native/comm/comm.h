@@ -47,6 +47,10 @@ void pa_comm_require(const pa_world *world, int ok, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 /* A failed correctness check on one rank: one sentence and MPI_Abort with status 3. */
 noreturn void pa_comm_wrong(const char *format, ...) __attribute__((format(printf, 1, 2)));
+/* A failed check that every rank found alike (replicated values): rank 0 says it in one sentence,
+ * and MPI_Abort ends the job with status 3. */
+noreturn void pa_comm_wrong_everywhere(const char *format, ...)
+    __attribute__((format(printf, 1, 2)));
 
 int pa_same_host(const pa_world *world, int a, int b);
 /* "intra-node" when all `ranks` share a host, "inter-node" when no two of them do, else "mixed". */

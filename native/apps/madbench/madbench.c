@@ -216,10 +216,9 @@ static void check_bytes(const setup *s, const pa_pipeline *p)
     const double read[PA_PHASES] = {0, pass, pass, pass}, written[PA_PHASES] = {pass, 0, pass, 0};
     for (int k = 0; k < PA_PHASES; k++)
         if (p->bytes_read[k] != read[k] || p->bytes_written[k] != written[k])
-            pa_wrong_everywhere("phase %s moved %.0f bytes in and %.0f out instead of %.0f and "
-                                "%.0f",
-                                pa_phase_names[k], p->bytes_read[k], p->bytes_written[k], read[k],
-                                written[k]);
+            pa_comm_wrong_everywhere(
+                "phase %s moved %.0f bytes in and %.0f out instead of %.0f and %.0f",
+                pa_phase_names[k], p->bytes_read[k], p->bytes_written[k], read[k], written[k]);
 }
 
 /* -- the document ------------------------------------------------------------------------------ */

@@ -1,7 +1,6 @@
 #include "pipeline.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,22 +14,6 @@ const char *const pa_phase_names[PA_PHASES] = {"dSdC", "invD", "W", "dLdC"};
 #define PA_CHECK_LIMIT 1e-8
 
 static const int one = 1;
-
-void pa_wrong_everywhere(const char *format, ...)
-{
-    int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0) {
-        va_list ap;
-        va_start(ap, format);
-        pa_vmessage(format, ap);
-        va_end(ap);
-        fflush(stderr);
-        MPI_Abort(MPI_COMM_WORLD, 3);
-    }
-    MPI_Barrier(MPI_COMM_WORLD); /* until rank 0's MPI_Abort ends the job */
-    exit(3);
-}
 
 void pa_gang_shape(int processes, int *rows, int *cols)
 {
@@ -213,12 +196,12 @@ static void phase_invd(pa_pipeline *p)
     int info = 0;
     pdpotrf_("L", &d->n, d->local, &one, &one, d->desc, &info, 1);
     if (info != 0)
-        pa_wrong_everywhere("D is not positive definite: pdpotrf returned info=%d, yet D = sum_b "
-                            "C_b dS/dC_b + noise I with C_b > 0 must be",
-                            info);
+        pa_comm_wrong_everywhere("D is not positive definite: pdpotrf returned info=%d, yet D = "
+                                 "sum_b C_b dS/dC_b + noise I with C_b > 0 must be",
+                                 info);
     pdpotri_("L", &d->n, d->local, &one, &one, d->desc, &info, 1);
     if (info != 0)
-        pa_wrong_everywhere("pdpotri could not invert D: info=%d", info);
+        pa_comm_wrong_everywhere("pdpotri could not invert D: info=%d", info);
     mirror_lower(d, &p->w);
 
     replicated_product(d, p->product, p->vector); /* D^-1 (D d) */
@@ -229,8 +212,9 @@ static void phase_invd(pa_pipeline *p)
     }
     p->inverse_error = worst / largest;
     if (!(p->inverse_error <= PA_CHECK_LIMIT))
-        pa_wrong_everywhere("D^-1 is wrong: max |D^-1 (D d) - d| / max |d| = %.3g exceeds %.0g",
-                            p->inverse_error, PA_CHECK_LIMIT);
+        pa_comm_wrong_everywhere(
+            "D^-1 is wrong: max |D^-1 (D d) - d| / max |d| = %.3g exceeds %.0g", p->inverse_error,
+            PA_CHECK_LIMIT);
     p->inverse_trace = world_sum(local_trace(d));
     double sum = 0;
     for (size_t k = 0; k < count; k++)
@@ -309,13 +293,13 @@ static void check_identities(pa_pipeline *p, double data_dot_z, double z_dot_z)
     double scale = fabs(data_dot_z) + p->noise * z_dot_z + sky->npix + p->noise * p->inverse_trace;
     p->likelihood_identity_error = fabs(likelihood - expected) / scale;
     if (!(p->trace_identity_error <= PA_CHECK_LIMIT))
-        pa_wrong_everywhere("the W_b are wrong: sum_b C_b tr W_b + noise tr D^-1 = %.17g, not "
-                            "npix = %d",
-                            traces, sky->npix);
+        pa_comm_wrong_everywhere("the W_b are wrong: sum_b C_b tr W_b + noise tr D^-1 = %.17g, "
+                                 "not npix = %d",
+                                 traces, sky->npix);
     if (!(p->likelihood_identity_error <= PA_CHECK_LIMIT))
-        pa_wrong_everywhere("dL/dC is wrong: sum_b C_b dL/dC_b = %.17g, but the identity gives "
-                            "%.17g",
-                            likelihood, expected);
+        pa_comm_wrong_everywhere("dL/dC is wrong: sum_b C_b dL/dC_b = %.17g, but the identity "
+                                 "gives %.17g",
+                                 likelihood, expected);
 }
 
 /* dC = F^-1 dL/dC by Cholesky (F is a Gram matrix, so positive definite). */
@@ -328,10 +312,10 @@ static void solve_correction(pa_pipeline *p)
     dposv_("L", &nbin, &nrhs, f, &nbin, p->correction, &nbin, &info, 1);
     free(f);
     if (info != 0)
-        pa_wrong_everywhere("the Fisher matrix is not positive definite (dposv info=%d): the "
-                            "bins' dS/dC_b are not independent on these pixels; use more pixels "
-                            "or fewer multipoles",
-                            info);
+        pa_comm_wrong_everywhere("the Fisher matrix is not positive definite (dposv info=%d): "
+                                 "the bins' dS/dC_b are not independent on these pixels; use more "
+                                 "pixels or fewer multipoles",
+                                 info);
 }
 
 static void phase_dldc(pa_pipeline *p)

@@ -22,8 +22,6 @@
 #ifndef PA_MADBENCH_PIPELINE_H
 #define PA_MADBENCH_PIPELINE_H
 
-#include <stdnoreturn.h>
-
 #include "grid.h"
 #include "matrix_io.h"
 #include "sky.h"
@@ -59,9 +57,6 @@ void pa_pipeline_free(pa_pipeline *p);
 double pa_pipeline_phase(pa_pipeline *p, int phase);
 /* The floating-point operations of each phase (pipeline.c states the formulas). */
 double pa_pipeline_flops(const pa_pipeline *p, int phase);
-/* A failed check that every rank found alike (the values are replicated): rank 0 says it in one
- * sentence, and MPI_Abort ends the job with status 3. */
-noreturn void pa_wrong_everywhere(const char *format, ...) __attribute__((format(printf, 1, 2)));
 /* The most nearly square rows x cols = processes, rows <= cols. */
 void pa_gang_shape(int processes, int *rows, int *cols);
 

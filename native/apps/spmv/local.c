@@ -1,6 +1,7 @@
 /* Products without remote access, x replicated on every rank: the local-only baselines of the
  * efficiency models (t_l, one thread per rank, like the remote variants) and the node-level CSR
- * kernel with OpenMP threads (the GFlop/s and roofline figure). */
+ * kernel with OpenMP threads (the GFlop/s and roofline figure); and the row products the remote
+ * variants share. */
 #include <omp.h>
 #include <stdlib.h>
 
@@ -40,18 +41,41 @@ static void *scatter_setup(const pa_block *b, int threads, const char **why)
     return local_setup(b, threads, (size_t)b->n);
 }
 
+void pa_gather_rows(const pa_block *b, const int *column, const double *x, double *y)
+{
+    for (int i = 0; i < b->rows; i++) {
+        double sum = 0.0;
+        for (int k = b->rowptr[i]; k < b->rowptr[i + 1]; k++)
+            sum += b->values[k] * x[column[k]];
+        y[i] = sum;
+    }
+}
+
+void pa_scatter_rows(const pa_block *b, double *y)
+{
+    for (int i = 0; i < b->rows; i++)
+        y[b->lo + i] = 0.0;
+    for (int g = 0; g < b->nghosts; g++)
+        y[b->ghosts[g]] = 0.0;
+    for (int i = 0; i < b->rows; i++) {
+        double xi = b->x_mine[i];
+        for (int k = b->rowptr[i]; k < b->rowptr[i + 1]; k++)
+            y[b->colind[k]] += b->values[k] * xi;
+    }
+}
+
+long long pa_no_remote_operations(void *state)
+{
+    (void)state;
+    return 0;
+}
+
 /* y_i = sum_k a_ik x_k over my rows, x replicated: one thread. */
 static double gather_product(void *state)
 {
     local_state *s = state;
-    const pa_block *b = s->b;
     uint64_t start = pa_ticks();
-    for (int i = 0; i < b->rows; i++) {
-        double sum = 0.0;
-        for (int k = b->rowptr[i]; k < b->rowptr[i + 1]; k++)
-            sum += b->values[k] * b->x_all[b->colind[k]];
-        s->y[i] = sum;
-    }
+    pa_gather_rows(s->b, s->b->colind, s->b->x_all, s->y);
     return pa_seconds_since(start);
 }
 
@@ -74,34 +98,17 @@ static double threads_product(void *state)
     return pa_seconds_since(start);
 }
 
-/* y_j += a_ij x_i for my rows i into a full-length private y, no combination: the local part of
- * y = A^T x. Only the entries it touches (my block and the ghosts) are reset, as in
- * write_combine; the others stay 0 from the setup. */
+/* The local part of y = A^T x into a full-length private y, no combination (the same scatter as
+ * write_combine's, without its exchange). */
 static double scatter_product(void *state)
 {
     local_state *s = state;
-    const pa_block *b = s->b;
-    double *y = s->y;
     uint64_t start = pa_ticks();
-    for (int i = 0; i < b->rows; i++)
-        y[b->lo + i] = 0.0;
-    for (int g = 0; g < b->nghosts; g++)
-        y[b->ghosts[g]] = 0.0;
-    for (int i = 0; i < b->rows; i++) {
-        double xi = b->x_mine[i];
-        for (int k = b->rowptr[i]; k < b->rowptr[i + 1]; k++)
-            y[b->colind[k]] += b->values[k] * xi;
-    }
+    pa_scatter_rows(s->b, s->y);
     return pa_seconds_since(start);
 }
 
 static const double *local_result(void *state) { return ((local_state *)state)->y; }
-
-static long long no_remote_operations(void *state)
-{
-    (void)state;
-    return 0;
-}
 
 static void local_finish(void *state)
 {
@@ -118,7 +125,7 @@ const pa_variant pa_local_gather = {
     .setup = gather_setup,
     .product = gather_product,
     .result = local_result,
-    .remote_operations = no_remote_operations,
+    .remote_operations = pa_no_remote_operations,
     .finish = local_finish,
 };
 
@@ -133,7 +140,7 @@ const pa_variant pa_local_scatter = {
     .setup = scatter_setup,
     .product = scatter_product,
     .result = local_result,
-    .remote_operations = no_remote_operations,
+    .remote_operations = pa_no_remote_operations,
     .finish = local_finish,
 };
 
@@ -145,6 +152,6 @@ const pa_variant pa_csr_threads = {
     .setup = gather_setup,
     .product = threads_product,
     .result = local_result,
-    .remote_operations = no_remote_operations,
+    .remote_operations = pa_no_remote_operations,
     .finish = local_finish,
 };

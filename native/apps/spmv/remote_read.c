@@ -195,12 +195,7 @@ static double replicate_product(void *state)
         MPI_Get(ghost + s->run_start[r], s->run_count[r], MPI_DOUBLE, s->run_owner[r],
                 s->run_offset[r], s->run_count[r], MPI_DOUBLE, s->window);
     MPI_Win_flush_all(s->window);
-    for (int i = 0; i < b->rows; i++) {
-        double sum = 0.0;
-        for (int k = b->rowptr[i]; k < b->rowptr[i + 1]; k++)
-            sum += b->values[k] * x[s->compact[k]];
-        s->y[i] = sum;
-    }
+    pa_gather_rows(b, s->compact, x, s->y);
     double seconds = pa_seconds_since(start);
     MPI_Barrier(MPI_COMM_WORLD);
     return seconds;
@@ -277,24 +272,11 @@ static void *shared_setup(const pa_block *b, int threads, const char **why)
 static double shared_product(void *state)
 {
     read_state *s = state;
-    const pa_block *b = s->b;
-    const double *x = s->x_shared;
     uint64_t start = pa_ticks();
-    for (int i = 0; i < b->rows; i++) {
-        double sum = 0.0;
-        for (int k = b->rowptr[i]; k < b->rowptr[i + 1]; k++)
-            sum += b->values[k] * x[b->colind[k]];
-        s->y[i] = sum;
-    }
+    pa_gather_rows(s->b, s->b->colind, s->x_shared, s->y);
     double seconds = pa_seconds_since(start);
     MPI_Barrier(MPI_COMM_WORLD);
     return seconds;
-}
-
-static long long no_operations(void *state)
-{
-    (void)state;
-    return 0;
 }
 
 const pa_variant pa_read_shared = {
@@ -305,6 +287,6 @@ const pa_variant pa_read_shared = {
     .setup = shared_setup,
     .product = shared_product,
     .result = read_result,
-    .remote_operations = no_operations,
+    .remote_operations = pa_no_remote_operations,
     .finish = read_finish,
 };

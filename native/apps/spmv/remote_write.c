@@ -161,15 +161,7 @@ static double combine_product(void *state)
     const pa_block *b = s->b;
     double *y = s->y_full;
     uint64_t start = pa_ticks();
-    for (int i = 0; i < b->rows; i++)
-        y[b->lo + i] = 0.0;
-    for (int g = 0; g < b->nghosts; g++)
-        y[b->ghosts[g]] = 0.0;
-    for (int i = 0; i < b->rows; i++) {
-        double xi = b->x_mine[i];
-        for (int k = b->rowptr[i]; k < b->rowptr[i + 1]; k++)
-            y[b->colind[k]] += b->values[k] * xi;
-    }
+    pa_scatter_rows(b, y);
     for (int g = 0; g < b->nghosts; g++)
         s->sent[g] = (pair){y[b->ghosts[g]], b->ghosts[g]};
     MPI_Alltoallv(s->sent, s->send_counts, s->send_displs, MPI_DOUBLE_INT, s->received,

@@ -203,23 +203,13 @@ static void describe_partition(const pa_block *b, pa_partition *p)
 
 /* -- main ------------------------------------------------------------------------------------- */
 
-static void check_arguments(const pa_args *args)
-{
-    int file = *pa_arg_text(args, "matrix") != '\0';
-    int generated = strcmp(pa_arg_text(args, "problem"), "none") != 0;
-    if (file == generated)
-        pa_fail(2, "%s", file ? "give matrix=FILE or problem=..., not both"
-                              : "give a matrix: matrix=FILE (Matrix Market) or "
-                                "problem=laplace2d|laplace3d with n=...");
-}
-
 int main(int argc, char **argv)
 {
     pa_args args;
     pa_args_parse(&args, "pa-spmv",
                   "irregular sparse matrix-vector products with remote access (MPI one-sided)",
                   params, sizeof params / sizeof *params, argc, argv);
-    check_arguments(&args);
+    pa_check_matrix_source(&args, "laplace2d|laplace3d");
     const pa_variant *chosen[NREMOTE];
     int nchosen = chosen_variants(pa_arg_text(&args, "variants"), chosen);
     pa_world world;

@@ -71,6 +71,17 @@ typedef struct {
 } pa_variant;
 
 extern const pa_variant pa_local_gather, pa_local_scatter, pa_csr_threads;
+
+/* The local products the variants share (local.c), one thread:
+ *   pa_gather_rows   y_i = sum_k a_ik x[column[k]] over my rows i (column: colind for a
+ *                    full-length x, or indices into a compacted one)
+ *   pa_scatter_rows  y_j += a_ij x_i for my rows i into a full-length y, after resetting only
+ *                    the entries it touches (my block and the ghosts): the others keep the zeros
+ *                    of their setup */
+void pa_gather_rows(const pa_block *b, const int *column, const double *x, double *y);
+void pa_scatter_rows(const pa_block *b, double *y);
+/* The remote_operations of a variant without remote access: 0. */
+long long pa_no_remote_operations(void *state);
 extern const pa_variant pa_read_element, pa_read_replicate, pa_read_shared;
 extern const pa_variant pa_write_element, pa_write_combine;
 

@@ -175,3 +175,14 @@ int pa_elasticity3d(int n, double youngs_modulus, double poisson_ratio, pa_spars
                 }
     return 0;
 }
+
+void pa_check_matrix_source(const pa_args *args, const char *problems)
+{
+    int file = *pa_arg_text(args, "matrix") != '\0';
+    int generated = strcmp(pa_arg_text(args, "problem"), "none") != 0;
+    if (file && generated)
+        pa_fail(2, "give matrix=FILE or problem=..., not both");
+    if (!file && !generated)
+        pa_fail(2, "give a matrix: matrix=FILE (Matrix Market) or problem=%s with n=...",
+                problems);
+}

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 
+#include "args.h"
 #include "sparse.h"
 
 /* Each returns 0, or -1 with one sentence in `error` (too large, out of memory). */
@@ -19,5 +20,9 @@ int pa_laplace2d(int n, pa_sparse *a, char *error, size_t size);
 int pa_laplace3d(int n, pa_sparse *a, char *error, size_t size);
 int pa_elasticity3d(int n, double youngs_modulus, double poisson_ratio, pa_sparse *a, char *error,
                     size_t size);
+
+/* Exactly one source of the matrix: matrix=FILE or problem= one of `problems` ("laplace2d|..."),
+ * which the message names; else one sentence and exit status 2. */
+void pa_check_matrix_source(const pa_args *args, const char *problems);
 
 #endif

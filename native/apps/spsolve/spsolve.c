@@ -405,16 +405,6 @@ static const solver_entry *find_solver(const char *name)
             "libmumps-dev and an Open MPI build)", name);
 }
 
-static void check_arguments(const pa_args *args)
-{
-    int file = *pa_arg_text(args, "matrix") != '\0';
-    int generated = strcmp(pa_arg_text(args, "problem"), "none") != 0;
-    if (file == generated)
-        pa_fail(2, "%s", file ? "give matrix=FILE or problem=..., not both"
-                              : "give a matrix: matrix=FILE (Matrix Market) or "
-                                "problem=laplace2d|laplace3d|elasticity3d with n=...");
-}
-
 static void set_threads(int threads)
 {
     omp_set_num_threads(threads);
@@ -428,7 +418,7 @@ int main(int argc, char **argv)
     pa_args_parse(&args, "pa-spsolve",
                   "sparse symmetric positive definite direct solve (CHOLMOD or MUMPS)", params,
                   sizeof params / sizeof *params, argc, argv);
-    check_arguments(&args);
+    pa_check_matrix_source(&args, "laplace2d|laplace3d|elasticity3d");
     const solver_entry *solver = find_solver(pa_arg_text(&args, "solver"));
     pa_numa_counters_start(); /* before MPI_Init and OpenMP's threads, which then count with it */
     set_threads((int)pa_arg_int(&args, "threads"));

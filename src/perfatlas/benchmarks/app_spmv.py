@@ -15,11 +15,16 @@ fills from a stored mem.bandwidth triad result of this machine when the user giv
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from perfatlas.benchmarks.base import Param, choice_param, int_param, register
 from perfatlas.benchmarks.mpi import MpiBenchmark, np_param, timing_params
+from perfatlas.benchmarks.sparse_matrix import (
+    MATRIX_PARAM,
+    check_threads,
+    matrix_label,
+    resolve_matrix,
+)
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
 from perfatlas.store import Store
@@ -93,12 +98,7 @@ class AppSpmv(MpiBenchmark):
         "accumulate_latency_ns": "ns",
     }
     params = (
-        Param(
-            "matrix",
-            str,
-            None,
-            "a Matrix Market file (coordinate; real, integer or pattern; general or symmetric)",
-        ),
+        MATRIX_PARAM,
         Param("problem", str, None, "a generated mesh instead of a file", choices=PROBLEMS),
         int_param("n", 64, "grid points per edge of the generated mesh", maximum=10**6),
         choice_param("permute", ("none", "random"), "random: P A P^T, irregular access"),
@@ -124,26 +124,12 @@ class AppSpmv(MpiBenchmark):
 
     def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
         params = super().resolve(raw, machine)
-        if (params["matrix"] is None) == (params["problem"] is None):
-            raise UserError(
-                f"{self.name}: give matrix=FILE (Matrix Market) or problem="
-                f"{'|'.join(PROBLEMS)} with n=..., "
-                + ("not both" if params["matrix"] else "one of them")
-            )
-        if params["matrix"] is not None:
-            path = Path(params["matrix"]).expanduser()
-            if not path.is_file():
-                raise UserError(f"{self.name}: the matrix file {params['matrix']} does not exist")
-            params["matrix"] = str(path.resolve())
+        resolve_matrix(self.name, params, PROBLEMS)
         return params
 
     def check(self, params: dict[str, Any], machine: Machine) -> None:
         super().check(params, machine)
-        if params["threads"] > len(machine.pus):
-            raise UserError(
-                f"{self.name}: threads={params['threads']} exceeds the {len(machine.pus)} PUs of "
-                "this machine"
-            )
+        check_threads(self.name, params["threads"], machine)
         if params["problem"] is not None and params["np"] != "all":
             rows = params["n"] ** (2 if params["problem"] == "laplace2d" else 3)
             if params["np"] > rows:
@@ -175,12 +161,7 @@ class AppSpmv(MpiBenchmark):
         return documents
 
     def label(self, params: dict[str, Any]) -> str:
-        source = (
-            Path(params["matrix"]).name
-            if params.get("matrix")
-            else f"{params.get('problem')} n={params.get('n')}"
-        )
-        shown = [source]
+        shown = [matrix_label(params)]
         if params.get("permute") == "random":
             shown.append(f"permute=random seed={params.get('seed')}")
         shown += [f"np={params.get('np')}", f"threads={params.get('threads')}"]

@@ -14,11 +14,16 @@ MUMPS (multifrontal) on `np` MPI ranks, the matrix centralized on rank 0. The re
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 from typing import Any
 
 from perfatlas.benchmarks.base import Benchmark, Param, choice_param, int_param, register
 from perfatlas.benchmarks.mpi import np_param
+from perfatlas.benchmarks.sparse_matrix import (
+    MATRIX_PARAM,
+    check_threads,
+    matrix_label,
+    resolve_matrix,
+)
 from perfatlas.errors import UserError
 from perfatlas.launchers import MPI_MISSING
 from perfatlas.machine import Machine
@@ -54,12 +59,7 @@ class AppSpsolve(Benchmark):
         "factorization_flops_per_s": "flop/s",
     }
     params = (
-        Param(
-            "matrix",
-            str,
-            None,
-            "a Matrix Market file (coordinate; real, integer or pattern; general or symmetric)",
-        ),
+        MATRIX_PARAM,
         Param("problem", str, None, "a generated problem instead of a file", choices=PROBLEMS),
         int_param(
             "n",
@@ -96,25 +96,11 @@ class AppSpsolve(Benchmark):
         if raw.get("np") == "all":
             raw["np"] = str(len(machine.pus))
         params = super().resolve(raw, machine)
-        if (params["matrix"] is None) == (params["problem"] is None):
-            raise UserError(
-                f"{self.name}: give matrix=FILE (Matrix Market) or problem="
-                f"{'|'.join(PROBLEMS)} with n=..., "
-                + ("not both" if params["matrix"] else "one of them")
-            )
-        if params["matrix"] is not None:
-            path = Path(params["matrix"]).expanduser()
-            if not path.is_file():
-                raise UserError(f"{self.name}: the matrix file {params['matrix']} does not exist")
-            params["matrix"] = str(path.resolve())
+        resolve_matrix(self.name, params, PROBLEMS)
         return params
 
     def check(self, params: dict[str, Any], machine: Machine) -> None:
-        if params["threads"] > len(machine.pus):
-            raise UserError(
-                f"{self.name}: threads={params['threads']} exceeds the {len(machine.pus)} PUs of "
-                "this machine"
-            )
+        check_threads(self.name, params["threads"], machine)
         if params["solver"] == "cholmod" and params["np"] != 1:
             raise UserError(
                 f"{self.name}: np={params['np']} applies to solver=mumps; CHOLMOD runs in one "
@@ -151,12 +137,11 @@ class AppSpsolve(Benchmark):
             ]
 
     def label(self, params: dict[str, Any]) -> str:
-        source = (
-            Path(params["matrix"]).name
-            if params.get("matrix")
-            else f"{params.get('problem')} n={params.get('n')}"
-        )
-        shown = [source, f"solver={params.get('solver')}", f"ordering={params.get('ordering')}"]
+        shown = [
+            matrix_label(params),
+            f"solver={params.get('solver')}",
+            f"ordering={params.get('ordering')}",
+        ]
         if params.get("solver") == "mumps":
             shown.append(f"np={params.get('np')}")
         shown.append(f"threads={params.get('threads')}")

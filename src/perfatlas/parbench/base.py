@@ -131,6 +131,14 @@ def run_base(store: Store, machine: Machine, options: Options) -> int:
         f"parbench base: {len(planned)} kernel variants (working sets {sizes}), database "
         f"{store.path}"
     )
+    return measure_variants(store, machine, planned)
+
+
+def measure_variants(store: Store, machine: Machine, planned: list[dict[str, Any]]) -> int:
+    """Measure these resolved parbench.kernel parameter sets in order, with progress, under one
+    run of suite SUITE; a T > 1 variant whose 1-thread variant came before it also stores its
+    parallel efficiency (Efficiency). Returns the run id."""
+    benchmark = get("parbench.kernel")
     runner = Runner(store, machine)
     efficiency = Efficiency()
     with runner.run(SUITE, sys.argv):

@@ -101,3 +101,15 @@ def draw_phase_bars(ax, labels: Sequence[str], stacks: Sequence[PhaseStack]) -> 
 def bar_height(count: int) -> float:
     """Figure height in inches for `count` horizontal bars."""
     return 1.3 + 0.34 * count
+
+
+def phase_bars_svg(
+    name: str, title: str, labels: Sequence[str], stacks: Sequence[PhaseStack]
+) -> str:
+    """One figure of draw_phase_bars, one bar per label, titled `title`; `name` salts its SVG
+    ids (plots.figure)."""
+    with plots.figure(name, width=9.5, height=bar_height(len(stacks))) as (fig, axes):
+        draw_phase_bars(axes[0, 0], labels, stacks)
+        axes[0, 0].set_title(title, loc="left")
+        fig.tight_layout()
+        return plots.to_svg(fig)

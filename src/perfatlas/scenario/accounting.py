@@ -66,6 +66,26 @@ def job_row(outcome: Outcome, dedicated_s: float | None, job: str) -> dict:
     }
 
 
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def job_cells(row: dict) -> list[str]:
+    """A job_row as text, the columns the jobs tables of the terminal and the report share: job,
+    threads, nice, binding, start, end, wall, dedicated, extension, user, system, waiting (s) and
+    migrations; '-' where unknown."""
+    return [
+        row["job"],
+        str(row["threads"]),
+        str(row["nice"]),
+        row["binding"],
+        *(_seconds(row[key]) for key in ("start_s", "end_s", "wall_s", "dedicated_s")),
+        "-" if row["extension"] is None else f"{row['extension']:.2f}",
+        *(_seconds(row[key]) for key in ("user_s", "system_s", "waiting_s")),
+        "-" if row["migrations"] is None else str(row["migrations"]),
+    ]
+
+
 def summary(rows: list[dict], cpus: tuple[int, ...]) -> dict:
     """PARbench's scenario summary: CPU time available over the bench time and where it went."""
     start = min(row["start_s"] for row in rows)

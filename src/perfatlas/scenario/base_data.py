@@ -9,13 +9,11 @@ machine holds is measured like `perfatlas parbench base --quick` measures (3 sam
 
 from __future__ import annotations
 
-import sys
-
 from perfatlas.benchmarks import get
 from perfatlas.machine import Machine
-from perfatlas.parbench.base import SUITE, Efficiency
+from perfatlas.parbench.base import SUITE, measure_variants
 from perfatlas.parbench.catalog import catalog
-from perfatlas.runner import Runner, console, progress_bar
+from perfatlas.runner import console
 from perfatlas.scenario.scenario import DEFAULT_SIZES, Job, Scenario
 from perfatlas.scenario.variants import stored_variants
 from perfatlas.store import Store
@@ -67,11 +65,4 @@ def ensure_variants(
         f"{what}: measuring {len(planned)} missing kernel variants of the base data first "
         f"(suite {SUITE})"
     )
-    runner = Runner(store, machine)
-    efficiency = Efficiency()
-    with runner.run(SUITE, sys.argv):
-        with progress_bar(len(planned)) as step:
-            for params in planned:
-                step(f"{benchmark.name} {benchmark.label(params)}")
-                runner.measure(benchmark, params, annotate=efficiency)
-    return runner.run_id
+    return measure_variants(store, machine, planned)

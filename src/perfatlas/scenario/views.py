@@ -8,11 +8,9 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
+from perfatlas.scenario.accounting import job_cells
+
 console = Console(width=None if sys.stdout.isatty() else 170)  # piped: no 80-column squeeze
-
-
-def _s(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
 
 
 def jobs_table(name: str, rows: list[dict]) -> Table:
@@ -24,19 +22,7 @@ def jobs_table(name: str, rows: list[dict]) -> Table:
     for row in rows:
         account = row["accounting"]
         table.add_row(
-            row["job"],
-            str(row["threads"]),
-            str(row["nice"]),
-            row["binding"],
-            _s(row["start_s"]),
-            _s(row["end_s"]),
-            _s(row["wall_s"]),
-            _s(row["dedicated_s"]),
-            "-" if row["extension"] is None else f"{row['extension']:.2f}",
-            _s(row["user_s"]),
-            _s(row["system_s"]),
-            _s(row["waiting_s"]),
-            "-" if row["migrations"] is None else str(row["migrations"]),
+            *job_cells(row),
             "adds up" if account["ok"] else "[yellow]does not add up[/]",
         )
     return table

@@ -9,7 +9,7 @@ import numpy as np
 from perfatlas.app_analysis import madbench
 from perfatlas.app_analysis.points import Point, points
 from perfatlas.report import plots
-from perfatlas.report.apps import bar_height, draw_phase_bars, scaled_with_ci, seconds_with_ci
+from perfatlas.report.apps import phase_bars_svg, scaled_with_ci, seconds_with_ci
 from perfatlas.report.blocks import Block, Details, Figure, Note, Table
 from perfatlas.report.common import few_samples_note, number
 from perfatlas.report.data import RunData
@@ -30,14 +30,7 @@ def _phase_figure(problem: str, members: list[Point], index: int) -> Figure | No
     if not stacks:
         return None
     labels = [madbench.configuration(p.params) for p, _ in stacks]
-    with plots.figure(f"madbench-phases{index}", width=9.5, height=bar_height(len(stacks))) as (
-        fig,
-        axes,
-    ):
-        draw_phase_bars(axes[0, 0], labels, [s for _, s in stacks])
-        axes[0, 0].set_title(problem, loc="left")
-        fig.tight_layout()
-        svg = plots.to_svg(fig)
+    svg = phase_bars_svg(f"madbench-phases{index}", problem, labels, [s for _, s in stacks])
     return Figure(
         svg,
         f"{problem}: time of each phase of one Newton-Raphson iteration per configuration, from "
@@ -201,10 +194,8 @@ def build(data: RunData) -> list[Block] | None:
     found = points(data.results, madbench.BENCHMARK)
     if not found:
         return None
-    blocks: list[Block] = []
     note = few_samples_note(data.measured(madbench.BENCHMARK, "total_s"))
-    if note:
-        blocks.append(note)
+    blocks: list[Block] = [note] if note else []
     for index, (problem, members) in enumerate(_by_problem(found).items()):
         blocks += [f for f in (_phase_figure(problem, members, index),) if f]
         blocks += [f for f in (_percent_figure(members, index),) if f]

@@ -6,13 +6,7 @@ from __future__ import annotations
 
 from perfatlas.app_analysis import spsolve
 from perfatlas.app_analysis.points import Point, points
-from perfatlas.report import plots
-from perfatlas.report.apps import (
-    bar_height,
-    draw_phase_bars,
-    scaled_with_ci,
-    seconds_with_ci,
-)
+from perfatlas.report.apps import phase_bars_svg, scaled_with_ci, seconds_with_ci
 from perfatlas.report.blocks import Block, Figure, Table
 from perfatlas.report.common import few_samples_note
 from perfatlas.report.data import RunData
@@ -40,14 +34,7 @@ def _phase_figure(matrix: str, members: list[Point], index: int) -> list[Block]:
     if not stacks:
         return []
     labels = [spsolve.configuration(p.params) for p, _ in stacks]
-    with plots.figure(f"spsolve{index}", width=9.5, height=bar_height(len(stacks))) as (
-        fig,
-        axes,
-    ):
-        draw_phase_bars(axes[0, 0], labels, [s for _, s in stacks])
-        axes[0, 0].set_title(matrix, loc="left")
-        fig.tight_layout()
-        svg = plots.to_svg(fig)
+    svg = phase_bars_svg(f"spsolve{index}", matrix, labels, [s for _, s in stacks])
     names = list(dict.fromkeys(ph.name for _, s in stacks for ph in s.phases))
     rows = []
     for label, (_, stack) in zip(labels, stacks):
@@ -126,10 +113,8 @@ def build(data: RunData) -> list[Block] | None:
     found = points(data.results, spsolve.BENCHMARK)
     if not found:
         return None
-    blocks: list[Block] = []
     note = few_samples_note(data.measured(spsolve.BENCHMARK, "numeric_s"))
-    if note:
-        blocks.append(note)
+    blocks: list[Block] = [note] if note else []
     for index, (matrix, members) in enumerate(_by_matrix(found).items()):
         blocks += _phase_figure(matrix, members, index)
     blocks.append(_facts_table(found))

@@ -11,6 +11,7 @@ from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Details, Facts, Figure, Note, Table
 from perfatlas.report.data import RunData
 from perfatlas.report.registry import section
+from perfatlas.scenario.accounting import job_cells
 
 STATES = (("user", 1, "#1f77b4"), ("system", 2, "#d62728"), ("waiting", 3, "#ffbf00"))
 MAX_BARS = 200  # per job: samples are merged into at most this many intervals
@@ -88,10 +89,6 @@ def extension_bars(name: str, jobs: list[dict]) -> str:
         return plots.to_svg(fig)
 
 
-def _seconds(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
 def summary_facts(scenario: dict) -> Facts:
     s = scenario["summary"]
     items = [
@@ -119,19 +116,7 @@ def jobs_table(jobs: list[dict]) -> Table:
         account = job["accounting"]
         rows.append(
             [
-                job["job"],
-                str(job["threads"]),
-                str(job["nice"]),
-                job["binding"],
-                _seconds(job["start_s"]),
-                _seconds(job["end_s"]),
-                _seconds(job["wall_s"]),
-                _seconds(job["dedicated_s"]),
-                "-" if job["extension"] is None else f"{job['extension']:.2f}",
-                _seconds(job["user_s"]),
-                _seconds(job["system_s"]),
-                _seconds(job["waiting_s"]),
-                "-" if job["migrations"] is None else str(job["migrations"]),
+                *job_cells(job),
                 f"{account['accounted_s']:.3f} / {account['expected_s']:.3f}"
                 + ("" if account["ok"] else " (does not add up)"),
             ]
