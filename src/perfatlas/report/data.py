@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -29,9 +30,10 @@ def params_label(result: Result) -> str:
 
 
 def warning_kind(warning: str) -> str:
-    """'latency_ns: unstable: coefficient ...' -> 'unstable' (for tallies)."""
+    """'latency_ns: unstable: coefficient ...' -> 'unstable' (for tallies): a warning about one
+    metric starts with the metric's name (one word, no spaces)."""
     parts = warning.split(": ")
-    head = parts[1] if len(parts) > 2 and parts[0].endswith(("_ns", "_Bps")) else parts[0]
+    head = parts[1] if len(parts) > 2 and re.fullmatch(r"\w+", parts[0]) else parts[0]
     return head.split(":")[0][:60]
 
 
