@@ -164,3 +164,22 @@ def test_the_noise_section_shows_slowdown_detours_spectrum_and_the_bsp_model(sma
 
 def test_the_summary_has_the_noise_lines(small_run):
     assert "OS noise" in small_run.stdout and "BSP 1 ms" in small_run.stdout
+
+
+def test_noise_of_several_nodes_is_kept_and_labelled_per_node():
+    """A run on several nodes (perfatlas.cluster) stores each node's result with `host`."""
+    from perfatlas.report.data import RunData
+    from perfatlas.report.noise import noise_measurements
+    from perfatlas.store import Result
+
+    def result(host: str) -> Result:
+        params = {"method": "fwq", "quantum": 1e-4, "duration": 1.0, "cpus": [0], "cpu": 0}
+        samples = [100.0 + (i % 7) for i in range(400)]
+        return Result(
+            0, 1, "noise", {**params, "host": host}, "work_ns", "ns", samples, len(samples),
+            *[None] * 5, None, [], {"timer": {"resolution_ns": 10.0}},
+        )  # fmt: skip
+
+    data = RunData({"topology": {}}, [result("pa1"), result("pa2")])
+    labels = [m.label for m in noise_measurements(data)]
+    assert len(labels) == 2 and labels[0].endswith("on pa1") and labels[1].endswith("on pa2")

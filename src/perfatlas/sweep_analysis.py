@@ -175,8 +175,9 @@ def print_sweep(results: list[Result]) -> None:
     )
     for s in scalings:
         p = s.point
+        host = json.loads(p.fixed).get("host")  # a node of a run on several (perfatlas.cluster)
         table.add_row(
-            p.benchmark,
+            f"{p.benchmark} on {host}" if host else p.benchmark,
             p.metric,
             p.policy,
             str(p.threads),

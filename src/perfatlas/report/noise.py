@@ -43,6 +43,7 @@ class NoiseMeasurement:
     cpus: list[int]
     cores: list[CoreNoise]
     bsp: list[analysis.BspCurve]  # one per granularity that the series can hold
+    host: str | None = None  # the node, in a run on several (perfatlas.cluster)
 
     @property
     def label(self) -> str:
@@ -52,9 +53,10 @@ class NoiseMeasurement:
             else f"{self.quantum_s * 1e3:g} ms"
         )
         at_once = "at once" if len(self.cpus) > 1 else "alone"
+        on = f" on {self.host}" if self.host else ""
         return (
             f"{self.method.upper()} {quantum}, {self.duration_s:g} s, "
-            f"cpu{'s' * (len(self.cpus) > 1)} {format_cpu_list(self.cpus)} {at_once}"
+            f"cpu{'s' * (len(self.cpus) > 1)} {format_cpu_list(self.cpus)} {at_once}{on}"
         )
 
     @property
@@ -93,10 +95,16 @@ def noise_measurements(data: RunData) -> list[NoiseMeasurement]:
     groups: dict[tuple, list[Result]] = {}
     for result in data.measured("noise"):
         p = result.params
-        key = (p.get("method"), p.get("quantum"), p.get("duration"), tuple(p.get("cpus") or []))
+        key = (
+            p.get("method"),
+            p.get("quantum"),
+            p.get("duration"),
+            tuple(p.get("cpus") or []),
+            p.get("host"),
+        )
         groups.setdefault(key, []).append(result)
     measurements = []
-    for (method, quantum, duration, cpus), results in groups.items():
+    for (method, quantum, duration, cpus, host), results in groups.items():
         cores = [_core(r) for r in results]
         curves = [
             analysis.bsp_slowdown([c.series for c in cores], g) for g in analysis.GRANULARITIES_NS
@@ -109,6 +117,7 @@ def noise_measurements(data: RunData) -> list[NoiseMeasurement]:
                 cpus=list(cpus),
                 cores=cores,
                 bsp=[curve for curve in curves if curve is not None],
+                host=host,
             )
         )
     return measurements
