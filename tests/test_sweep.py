@@ -225,3 +225,17 @@ def test_suite_steps_with_bind_or_mempolicy_are_interleaved_sweeps(cli, tmp_path
     assert [d["sweep"]["position"] for d in documents] == list(range(8))
     assert {d["params"]["mempolicy"] for d in documents} == {"local"}
     assert "speedup" in result.out
+
+
+def test_mpi_ranks_get_cores_for_their_bound_threads_and_none_when_unbound(cli, tmp_path):
+    """MUMPS on one rank of two threads: bound threads get a rank bound to two cores of its own
+    (Open MPI binds a rank to one core by default), unbound threads a rank bound to nothing."""
+    mumps = ["app.spsolve", "problem=laplace2d", "n=12", "repeat=2", "warmup=0", "solver=mumps"]
+    result = cli("sweep", *mumps, "--threads", "2", "--bind", "close,none", "--repeat", "1",
+                 "--out", str(tmp_path))  # fmt: skip
+    if result.code != 0 and "not available" in result.err:
+        pytest.skip("pa-spsolve built without MUMPS")
+    assert result.code == 0, result.err
+    commands = {d["params"]["bind"]: d["launch"]["command"] for d in stored(cli.db)}
+    assert "--map-by slot:PE=2 --bind-to core" in commands["close"]
+    assert "--bind-to none" in commands["none"] and "PE=" not in commands["none"]

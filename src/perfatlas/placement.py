@@ -94,17 +94,22 @@ class Placement:
             raw["node"] = self.node_param()
         return raw
 
-    def wrap(self, launch: Launch, executable: Path, benchmark: Any) -> None:
+    def wrap(
+        self,
+        launch: Launch,
+        executable: Path,
+        benchmark: Any,
+        params: dict[str, Any],
+        machine: Machine,
+    ) -> None:
         """Bind through the OpenMP runtime and place memory through numactl, unless the benchmark
-        does either itself (params_for)."""
+        does either itself (params_for); MPI ranks get mpirun's binding to match."""
         names = {p.name for p in benchmark.params}
         if "cpus" not in names:
             launch.env.update(_OPENMP[self.bind])
             launch.notes.append(f"thread binding by the OpenMP runtime: {_OPENMP[self.bind]}")
-            if launch.launcher == "mpirun" and self.bind == "none":
-                at = launch.argv.index(str(executable))
-                launch.argv[at:at] = ["--bind-to", "none"]
-                launch.notes.append("--bind none: ranks not bound by mpirun either")
+            if launch.launcher == "mpirun":
+                self._bind_ranks(launch, executable, params, machine)
         if "node" not in names:
             numactl = shutil.which("numactl")
             if numactl is None:
@@ -112,6 +117,27 @@ class Placement:
             at = launch.argv.index(str(executable))
             launch.argv[at:at] = [numactl, *self.numactl_words()]
             launch.notes.append(f"memory policy by numactl {' '.join(self.numactl_words())}")
+
+    def _bind_ranks(
+        self, launch: Launch, executable: Path, params: dict[str, Any], machine: Machine
+    ) -> None:
+        """Unbound threads want unbound ranks; bound threads of a rank want cores of their own
+        (Open MPI binds each rank to one core by default, where its threads would all pile up)."""
+        at = launch.argv.index(str(executable))
+        threads, ranks = int(params.get("threads") or 1), int(params.get("np") or 1)
+        cores = int(machine.topology.get("cores") or len(machine.pus))
+        if self.bind == "none":
+            launch.argv[at:at] = ["--bind-to", "none"]
+            launch.notes.append("--bind none: ranks not bound by mpirun either")
+        elif threads > 1 and "Open MPI" in (launch.mpi or ""):
+            if ranks * threads <= cores:
+                launch.argv[at:at] = ["--map-by", f"slot:PE={threads}", "--bind-to", "core"]
+                launch.notes.append(f"each rank bound to {threads} cores of its own")
+            else:
+                launch.notes.append(
+                    f"{ranks} ranks x {threads} threads exceed the {cores} cores: ranks are "
+                    "bound as mpirun decides"
+                )
 
 
 def pus_in_order(machine: Machine, bind: str) -> list[int]:

@@ -200,7 +200,7 @@ class Benchmark:
         )
         placement = current_placement()  # perfatlas sweep --bind --mempolicy
         if placement is not None:
-            placement.wrap(launch, program, self)
+            placement.wrap(launch, program, self, params, machine)
         documents = run_launch(launch, self.executable, launcher)
         documents = documents if isinstance(documents, list) else [documents]
         for document in documents:  # which launcher ran it, and the exact command line
