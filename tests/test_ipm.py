@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 from collections import defaultdict
@@ -482,7 +483,9 @@ def test_mpi_f08_calls_are_recorded_exactly(tmp_path):
         )
 
 
-@pytest.mark.parametrize("program", ["pa-ipm-fortran-shapes", "pa-ipm-fortran-f08"])
+@pytest.mark.parametrize(
+    "program", ["pa-ipm-fortran-shapes", "pa-ipm-fortran-f08", "pa-ipm-fortran-more"]
+)
 def test_fortran_programs_check_themselves_without_the_profiler(tmp_path, program):
     """The same results unprofiled: the programs check every value and exit 1 on a mismatch."""
     path = fortran_program(program)
@@ -565,3 +568,77 @@ def test_every_call_has_a_fortran_entry_point_or_a_stated_reason():
         name = table_names.get(symbol[:-1]) if symbol.endswith("_") else None
         if name is not None:
             assert symbol in ours or table.skipped(name) is not None, symbol
+
+
+def fortran_more_expected(rank: int, waitsome: int, testsome: int) -> list[Kind]:
+    """What fortran_more.f90 does on `rank` (its header comment says the same); waitsome and
+    testsome: how many MPI_WAITSOME and MPI_TESTSOME calls completing its requests took."""
+    other = 1 - rank
+    struct = ("MPI_Send", "fortran", 16, 1, 1) if rank == 0 else ("MPI_Recv", "fortran", 16, 0, 1)
+    return [
+        ("MPI_Comm_rank", "", 0, None, 1),
+        ("MPI_Comm_size", "", 0, None, 1),
+        ("MPI_Comm_dup", "fortran", 0, None, 1),
+        ("MPI_Scan", "fortran", 4, None, 1),
+        ("MPI_Reduce_scatter_block", "fortran", 8, None, 1),  # 2 integers per rank
+        ("MPI_Alltoallw", "fortran", 20 if rank == 0 else 24, None, 1),  # (r + 1) 4 + 2 x 8
+        ("MPI_Cart_create", "fortran", 0, None, 1),
+        ("MPI_Neighbor_allgather", "fortran", 4, None, 1),  # on the line: 1 integer
+        ("MPI_Neighbor_alltoall", "fortran", 4, None, 1),  # 1 integer per neighbour
+        ("MPI_Neighbor_alltoallw", "fortran", 12, None, 1),  # an integer and a pair
+        ("MPI_Dist_graph_create_adjacent", "fortran", 0, None, 2),  # unweighted, weighted
+        ("MPI_Dist_graph_neighbors_count", "fortran", 0, None, 2),
+        ("MPI_Dist_graph_neighbors", "fortran", 0, None, 2),
+        ("MPI_Neighbor_allgather", "fortran", 8, None, 1),  # unweighted graph: 2 integers
+        ("MPI_Neighbor_alltoall", "fortran", 12, None, 1),  # weighted graph: 3 integers
+        ("MPI_Comm_free", "fortran", 0, None, 4),  # the line, the two graphs, the duplicate
+        ("MPI_Get_address", "fortran", 0, None, 2),
+        ("MPI_Type_create_struct", "fortran", 0, None, 1),
+        ("MPI_Type_commit", "fortran", 0, None, 1),
+        struct,  # from or into MPI_BOTTOM: 2 integers and a double
+        ("MPI_Type_get_envelope", "fortran", 0, None, 1),
+        ("MPI_Type_get_contents", "fortran", 0, None, 1),
+        ("MPI_Type_free", "fortran", 0, None, 1),
+        ("MPI_Recv_init", "fortran", 8, other, 1),
+        ("MPI_Send_init", "fortran", 8, other, 1),
+        ("MPI_Startall", "fortran", 0, None, 2),
+        ("MPI_Waitsome", "fortran", 0, None, waitsome),
+        ("MPI_Testsome", "fortran", 0, None, testsome),
+        ("MPI_Request_free", "fortran", 0, None, 2),
+        ("MPI_Info_create", "fortran", 0, None, 1),
+        ("MPI_Info_set", "fortran", 0, None, 1),
+        ("MPI_Info_get", "fortran", 0, None, 2),  # a key that is there, one that is not
+        ("MPI_Info_get_valuelen", "fortran", 0, None, 1),
+        ("MPI_Info_get_nkeys", "fortran", 0, None, 1),
+        ("MPI_Info_get_nthkey", "fortran", 0, None, 1),
+        ("MPI_Win_create", "fortran", 0, None, 1),
+        ("MPI_Info_free", "fortran", 0, None, 1),
+        ("MPI_Win_fence", "fortran", 0, None, 2),
+        ("MPI_Put", "fortran", 8, other, 1),  # the target as a rank of MPI_COMM_WORLD
+        ("MPI_Win_free", "fortran", 0, None, 1),
+    ]
+
+
+def test_more_fortran_shapes_are_recorded_exactly(tmp_path):
+    """pa-ipm-fortran-more: per-rank datatypes, neighbourhoods, MPI_UNWEIGHTED and weights,
+    MPI_BOTTOM, handle arrays in and out, persistent requests with 1-based indices, info strings
+    in and out, one-sided calls. The program checks every result itself (under the profiler its
+    arguments pass through the generated entry points under Open MPI); the records are exact,
+    with MPICH (its own bindings) as with Open MPI. The number of MPI_WAITSOME and MPI_TESTSOME
+    calls depends on timing: each rank prints it."""
+    fortran_program("pa-ipm-fortran-more")
+    done = run_profiled(tmp_path, "pa-ipm-fortran-more", str(tmp_path))
+    assert done.returncode == 0, done.stderr + done.stdout
+    polls = {
+        int(rank): (int(waits), int(tests))
+        for rank, waits, tests in re.findall(
+            r"^rank (\d) waitsome (\d+) testsome (\d+)$", done.stdout, re.M
+        )
+    }
+    assert sorted(polls) == [0, 1], done.stdout
+    for rank in (0, 1):
+        document = json.loads((tmp_path / f"ipm-rank-{rank}.json").read_text())
+        waits, tests = polls[rank]
+        assert 1 <= waits <= 2 and tests >= 2  # the last MPI_TESTSOME finds none active
+        assert by_key(kinds(document)) == by_key(fortran_more_expected(rank, waits, tests))
+        assert document["overflow"]["count"] == 0 and document["untracked_receives"] == 0

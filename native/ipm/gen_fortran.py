@@ -329,8 +329,11 @@ class Shim:
             self.fortran.append(f"char *{f}")
             also = expr if role == "room" else "0"
             self.before.append(f"char *{p.name} = pa_ipm_fortran_string_room({length}, {also});")
-            self.after.append(f"pa_ipm_fortran_string_out({p.name}, {f}, {length});")
-            self.after.append(f"{p.name} = NULL;")
+            copy = [f"pa_ipm_fortran_string_out({p.name}, {f}, {length});", f"{p.name} = NULL;"]
+            filled = self.table.filled.get(self.key(p))
+            if filled:  # otherwise the Fortran string is left as it was (MPI_Info_get)
+                copy = [f"if ({filled}) {{", *[f"    {line}" for line in copy], "}"]
+            self.after += copy
             self.cleanup.append(f"free({p.name});")
         self.failed.append(f"{p.name} == NULL")
 
