@@ -5,7 +5,6 @@ core 0 of the same machine — is reported with its fix."""
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import shlex
@@ -13,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from netns_hosts import hosts_lock, hosts_unavailable
 
 from perfatlas.comm_analysis import find_anomalies
 from perfatlas.store import Store
@@ -24,19 +24,6 @@ TOOL = Path(
     )
 )
 FAST = ["samples=9", "min_sample_time=1ms", "time_limit=1s", "warmup=20"]
-
-
-def namespaces_unavailable() -> str | None:
-    """Why hosts cannot be made here, or None (tried for real, not guessed)."""
-    if not TOOL.is_file():
-        return f"{TOOL} is not here"
-    if os.geteuid() != 0:
-        return "network namespaces need root"
-    probe = subprocess.run(["ip", "netns", "add", "pa-probe"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        return f"network namespaces cannot be created here: {probe.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", "pa-probe"], capture_output=True)
-    return None
 
 
 def remove_stray_links() -> None:
@@ -52,12 +39,11 @@ def cluster(tmp_path_factory):
 
     The hosts are global (namespaces pa1..pa4): a lock keeps two test runs from tearing down
     each other's cluster; every mpirun is bounded by PERFATLAS_LAUNCH_TIMEOUT."""
-    why = namespaces_unavailable()
+    why = hosts_unavailable(TOOL)
     if why:
         pytest.skip(why)
     folder = tmp_path_factory.mktemp("cluster")
-    with open("/tmp/perfatlas-netns-cluster.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with hosts_lock():
         try:
             remove_stray_links()
             up = subprocess.run(

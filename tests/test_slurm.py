@@ -5,7 +5,6 @@ that never writes, bad input) run everywhere."""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
@@ -17,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from netns_hosts import hosts_lock, hosts_unavailable
 
 import perfatlas
 from perfatlas.benchmarks import get
@@ -78,19 +78,6 @@ min_sample_time = "1ms"
 
 
 # -- the cluster ------------------------------------------------------------------------------
-def cluster_unavailable() -> str | None:
-    """Why a Slurm cluster cannot be made here, or None (tried for real, not guessed)."""
-    if not TOOL.is_file():
-        return f"{TOOL} is not here"
-    if os.geteuid() != 0:
-        return "slurm-cluster needs root (network namespaces, slurmd, munge)"
-    probe = subprocess.run(["ip", "netns", "add", "pa-probe"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        return f"network namespaces cannot be created here: {probe.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", "pa-probe"], capture_output=True)
-    return None
-
-
 class Cluster:
     def __init__(self, folder: Path):
         self.folder = folder
@@ -104,13 +91,12 @@ def slurm_cluster(tmp_path_factory):
 
     The test hosts pa1..pa3 are global, as in test_comm_cluster.py: the same lock keeps the two
     modules from tearing down each other's hosts."""
-    why = cluster_unavailable()
+    why = hosts_unavailable(TOOL)
     if why:
         pytest.skip(why)
     folder = tmp_path_factory.mktemp("slurm") / "cluster"
     saved = {k: os.environ.get(k) for k in SETTINGS}
-    with open("/tmp/perfatlas-netns-cluster.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with hosts_lock():
         try:
             up = subprocess.run(
                 [str(TOOL), "up", "3", str(folder)], capture_output=True, text=True, timeout=600
