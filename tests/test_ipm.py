@@ -399,7 +399,8 @@ def test_polls_are_counted_exactly_and_their_time_is_sampled(tmp_path):
 # Fortran: pa-ipm-fortran-shapes (native/ipm/tests/fortran_shapes.f90) and pa-ipm-fortran-f08
 # (tests/fortran_f08.f90). Under Open MPI their calls reach the C shims through the entry points
 # gen_fortran.py generates from calls.def (fortran.def: the exceptions); under MPICH through
-# MPICH's own bindings. Either way every call is recorded, with the same bytes and peers.
+# MPICH's own bindings, save the mpi_f08 calls without a choice buffer (generated too). Either way
+# every call is recorded once, with the same bytes and peers.
 IPM_SOURCE = Path(__file__).resolve().parents[1] / "native" / "ipm"
 
 
@@ -457,9 +458,11 @@ def test_fortran_calls_of_every_shape_are_recorded_exactly(tmp_path):
 
 
 def test_mpi_f08_calls_are_recorded_exactly(tmp_path):
+    """Open MPI: every call through the generated mpi_f08 entry points. MPICH: those without a
+    choice buffer (its own call PMPI_) and MPI_INIT / MPI_PCONTROL / MPI_FINALIZE through them,
+    MPI_Send, MPI_Recv, MPI_Irecv, MPI_Isend and MPI_Allreduce through its *_f08ts_ glue, which
+    calls the C shims: each recorded once, with no extra records."""
     fortran_program("pa-ipm-fortran-f08")
-    if detect_flavour(mpirun_command()[0]).family == "mpich":
-        pytest.skip("MPICH's mpi_f08 bindings call PMPI_ directly: not wrapped (docs/profile.md)")
     for rank, document in enumerate(run_exact(tmp_path, program="pa-ipm-fortran-f08")):
         other = 1 - rank
         point = (
@@ -642,3 +645,18 @@ def test_more_fortran_shapes_are_recorded_exactly(tmp_path):
         assert 1 <= waits <= 2 and tests >= 2  # the last MPI_TESTSOME finds none active
         assert by_key(kinds(document)) == by_key(fortran_more_expected(rank, waits, tests))
         assert document["overflow"]["count"] == 0 and document["untracked_receives"] == 0
+
+
+def test_mpich_mpi_f08_entry_points_are_mpichs_own():
+    """MPICH: the library exports `use mpi_f08` entry points only (none of mpif.h's but
+    mpi_pcontrol), each one libmpichfort defines; never a *_f08ts_ one (that glue calls the C
+    shims itself)."""
+    f08_program = fortran_program("pa-ipm-fortran-f08")
+    ours = exported(library())
+    if "mpi_send_" in ours:
+        pytest.skip("an Open MPI build (test_every_call_has_a_fortran_entry_point...)")
+    mpichfort = exported(fortran_library(f08_program, "libmpichfort"))
+    f08 = {name for name in ours if name.endswith("_f08_")}
+    assert len(f08) == 212  # 209 generated + MPI_INIT, MPI_INIT_THREAD, MPI_PCONTROL
+    assert f08 <= mpichfort, sorted(f08 - mpichfort)
+    assert not {name for name in ours if "f08ts" in name}

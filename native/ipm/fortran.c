@@ -1,7 +1,8 @@
 /* Fortran (mpif.h, `use mpi`, `use mpi_f08`) calls.
  *
- * MPICH 4.0's bindings (libmpichfort) call the C MPI_ functions, so the C shims of calls.def
- * already record Fortran calls; Open MPI 4.1's (libmpi_mpifh, libmpi_usempif08) call PMPI_
+ * MPICH 4.0's mpif.h and `use mpi` bindings (libmpichfort) call the C MPI_ functions, so the C
+ * shims of calls.def already record those Fortran calls, but its `use mpi_f08` ones call PMPI_
+ * or MPIR_ directly (the profiler would never start); Open MPI 4.1's (libmpi_mpifh, libmpi_usempif08) call PMPI_
  * directly and bypass them (MPI_INIT included: the profiler would never start). So, for Open MPI,
  * Fortran entry points convert their arguments and call the C shims, as MPICH's bindings do:
  * every event is still recorded by calls.def's shims, with its bytes, peer and communicator
@@ -12,12 +13,19 @@
  * (MPI_Op_create, the keyval and errhandler creators, MPI_Grequest_start,
  * MPI_Register_datarep), the attribute get/set calls (a Fortran attribute is an integer value),
  * MPI_Comm_spawn and MPI_Comm_spawn_multiple (arrays of Fortran strings); MPI_T_* and the
- * c2f/f2c functions have no Fortran binding.
+ * c2f/f2c functions have no Fortran binding. For MPICH the same is generated for mpi_f08 only,
+ * save its calls with a choice buffer (mpi_send_f08ts_): those time MPICH's own binding,
+ * pa_ipm_f08_next, and record from its arguments (gen_fortran.py, ChoiceShim).
  *
  * Written here, because their Fortran shape is not the C one: MPI_INIT and MPI_INIT_THREAD (no
  * argc, argv) and MPI_PCONTROL (no region name): Fortran levels 1 and -1 enter and leave a region
  * named "fortran" (with both libraries: MPICH's binding would otherwise hand the C shim no name).
  * Below them, the conversions fortran.h declares. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* RTLD_NEXT */
+#endif
+#include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,8 +39,6 @@ static void fortran_pcontrol(const MPI_Fint *level)
     MPI_Pcontrol(*level, PA_IPM_FORTRAN_REGION);
 }
 PA_IPM_FORTRAN_NAMES(void, fortran_pcontrol, mpi_pcontrol, MPI_PCONTROL, (const MPI_Fint *level))
-
-#ifdef OPEN_MPI
 PA_IPM_FORTRAN_F08(void, fortran_pcontrol, mpi_pcontrol, (const MPI_Fint *level))
 
 /* IERROR is optional in mpi_f08. */
@@ -42,7 +48,6 @@ static void fortran_init(MPI_Fint *ierr)
     if (ierr != NULL)
         *ierr = code;
 }
-PA_IPM_FORTRAN_NAMES(void, fortran_init, mpi_init, MPI_INIT, (MPI_Fint *ierr))
 PA_IPM_FORTRAN_F08(void, fortran_init, mpi_init, (MPI_Fint *ierr))
 
 static void fortran_init_thread(const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
@@ -53,10 +58,27 @@ static void fortran_init_thread(const MPI_Fint *required, MPI_Fint *provided, MP
     if (ierr != NULL)
         *ierr = code;
 }
-PA_IPM_FORTRAN_NAMES(void, fortran_init_thread, mpi_init_thread, MPI_INIT_THREAD,
-                     (const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr))
 PA_IPM_FORTRAN_F08(void, fortran_init_thread, mpi_init_thread,
                    (const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr))
+#ifdef OPEN_MPI /* MPICH's mpif.h MPI_INIT calls the C MPI_Init itself */
+PA_IPM_FORTRAN_NAMES(void, fortran_init, mpi_init, MPI_INIT, (MPI_Fint *ierr))
+PA_IPM_FORTRAN_NAMES(void, fortran_init_thread, mpi_init_thread, MPI_INIT_THREAD,
+                     (const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr))
+#else
+void *pa_ipm_f08_next(void **slot, const char *symbol)
+{
+    void *next = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (next == NULL) {
+        next = dlsym(RTLD_NEXT, symbol);
+        if (next == NULL) {
+            fprintf(stderr, "perfatlas-ipm: MPICH's mpi_f08 binding %s is not loaded\n", symbol);
+            abort();
+        }
+        __atomic_store_n(slot, next, __ATOMIC_RELEASE);
+    }
+    return next;
+}
+#endif
 
 void *pa_ipm_fortran_array(void *stack, int n, size_t element)
 {
@@ -152,4 +174,3 @@ int pa_ipm_fortran_neighbors(MPI_Comm comm, int incoming)
     }
     return 0;
 }
-#endif

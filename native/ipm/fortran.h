@@ -1,6 +1,7 @@
-/* The Fortran entry points of Open MPI (fortran.c by hand, fortran_generated.c from calls.def by
- * gen_fortran.py): names, sentinels and conversions they share. Open MPI only: MPICH's Fortran
- * bindings call the C MPI_ functions, whose shims already record them. */
+/* The Fortran entry points (fortran.c by hand, fortran_generated.c from calls.def by
+ * gen_fortran.py): names, sentinels and conversions they share. Open MPI: every binding; MPICH:
+ * only `use mpi_f08` (its mpif.h and `use mpi` bindings call the C MPI_ functions, whose shims
+ * already record them). */
 #ifndef PA_IPM_FORTRAN_H
 #define PA_IPM_FORTRAN_H
 
@@ -50,6 +51,53 @@ static inline int *pa_ipm_fortran_weights(MPI_Fint *fortran)
 #define PA_IPM_FORTRAN_STATUS_IGNORED(f) ((void *)(f) == &mpi_fortran_status_ignore_)
 #define PA_IPM_FORTRAN_STATUSES_IGNORED(f) ((void *)(f) == &mpi_fortran_statuses_ignore_)
 #define PA_IPM_FORTRAN_STATUS_FINTS (sizeof(MPI_Status) / sizeof(MPI_Fint)) /* MPI_STATUS_SIZE */
+#else
+/* MPICH's mpi_f08: a handle is the C one (an int), TYPE(MPI_Status) is MPI_F08_status, the C
+ * layout (mpi.h), and its sentinels are the C objects mpi.h declares. */
+_Static_assert(sizeof(MPI_Fint) == sizeof(int), "MPI_Fint is not a C int");
+_Static_assert(sizeof(MPI_Comm) == sizeof(MPI_Fint) && sizeof(MPI_Datatype) == sizeof(MPI_Fint) &&
+                   sizeof(MPI_Request) == sizeof(MPI_Fint),
+               "MPICH's handles are not Fortran integers");
+_Static_assert(sizeof(MPI_F08_status) == sizeof(MPI_Status), "TYPE(MPI_Status) is not C's");
+/* MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are module variables of libmpichfort: weak, so that a C
+ * program, without libmpichfort, still loads the library. */
+extern int pa_ipm_f08_unweighted __asm__("__mpi_f08_link_constants_MOD_mpi_unweighted")
+    __attribute__((weak));
+extern int pa_ipm_f08_weights_empty __asm__("__mpi_f08_link_constants_MOD_mpi_weights_empty")
+    __attribute__((weak));
+
+/* A TYPE(C_PTR) argument (MPI_Alloc_mem's baseptr): a location, no sentinel. */
+static inline void *pa_ipm_fortran_buffer(void *fortran)
+{
+    return fortran;
+}
+
+static inline int *pa_ipm_fortran_weights(MPI_Fint *fortran)
+{
+    return fortran == &pa_ipm_f08_unweighted       ? MPI_UNWEIGHTED
+           : fortran == &pa_ipm_f08_weights_empty ? MPI_WEIGHTS_EMPTY
+                                                   : (int *)fortran;
+}
+
+#define PA_IPM_FORTRAN_STATUS_IGNORED(f) ((void *)(f) == (void *)&MPIR_F08_MPI_STATUS_IGNORE_OBJ)
+#define PA_IPM_FORTRAN_STATUSES_IGNORED(f)                                                         \
+    ((void *)(f) == (void *)MPIR_F08_MPI_STATUSES_IGNORE_OBJ)
+#define PA_IPM_FORTRAN_STATUS_FINTS (sizeof(MPI_Status) / sizeof(MPI_Fint))
+
+/* The first element of a choice buffer, which mpi_f08 passes as an array descriptor (gfortran's
+ * and TS 29113's both begin with the base address), MPI_IN_PLACE and MPI_BOTTOM translated. */
+static inline const void *pa_ipm_f08_choice(const void *descriptor)
+{
+    const void *base = *(const void *const *)descriptor;
+    return base == &MPIR_F08_MPI_IN_PLACE ? MPI_IN_PLACE
+           : base == &MPIR_F08_MPI_BOTTOM ? MPI_BOTTOM
+                                          : base;
+}
+
+/* The next definition of `symbol` (MPICH's own binding, after this library), looked up once
+ * into *slot; a missing one ends the program with a message. */
+void *pa_ipm_f08_next(void **slot, const char *symbol);
+#endif
 
 /* Arrays of handles and statuses up to this many elements are converted on the stack. */
 #define PA_IPM_FORTRAN_STACK 16
@@ -70,6 +118,5 @@ void pa_ipm_fortran_string_out(char *c, char *fortran, size_t length);
  * intercommunicator), and the in (`incoming` = 1) or out neighbours of comm's topology. */
 int pa_ipm_fortran_ranks(MPI_Comm comm);
 int pa_ipm_fortran_neighbors(MPI_Comm comm, int incoming);
-#endif
 
 #endif

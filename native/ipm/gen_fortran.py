@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates the Fortran entry points of perfatlas-ipm under Open MPI (fortran_generated.c).
+"""Generates the Fortran entry points of perfatlas-ipm (fortran_generated.c).
 
     gen_fortran.py calls.def fortran.def fortran_generated.c
 
@@ -9,8 +9,10 @@ fortran.def adds) this writes one C function that takes the Fortran arguments, c
 its C type, calls the C MPI_ function (the shim, which records the event) and converts the
 outputs back; it is exported under the four mpif.h names and the mpi_f08 one. The conversion of
 a parameter follows from its C type; fortran.def lists what does not (the calls left out, and
-why; arrays' lengths; 1-based indices; sentinels). An unknown type, or a fortran.def row naming
-no call or parameter, stops the generator: nothing is left out silently.
+why; arrays' lengths; 1-based indices; sentinels). For MPICH the same is written for `use
+mpi_f08` alone, and only for its calls without a choice buffer: MPICH's other bindings call the
+C functions. An unknown type, or a fortran.def row naming no call or parameter, stops the
+generator: nothing is left out silently.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import sys
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,6 +77,7 @@ class Table:
     length: dict[tuple[str, str], str] = field(default_factory=dict)
     filled: dict[tuple[str, str], str] = field(default_factory=dict)
     role: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    cptr: set[tuple[str, str]] = field(default_factory=set)  # MPICH mpi_f08: TYPE(C_PTR)
 
     def skipped(self, call: str) -> str | None:
         for pattern, reason in self.skip.items():
@@ -128,6 +132,8 @@ def read_table(path: Path) -> Table:
             table.alias.setdefault(rest[0], []).append(rest[1])
         elif verb == "inout" and len(rest) == 2:
             table.inout.add((rest[0], rest[1]))
+        elif verb == "cptr" and len(rest) == 2:
+            table.cptr.add((rest[0], rest[1]))
         elif verb in ("length", "filled") and len(rest) >= 3:
             getattr(table, verb)[(rest[0], rest[1])] = " ".join(rest[2:])
         elif verb == "role" and len(rest) >= 3 and rest[2] in ROLES - EXPRESSED:
@@ -146,11 +152,12 @@ def check_table(table: Table, calls: list[Call]) -> None:
         if not any(fnmatch.fnmatchcase(name, pattern) for name in by_name):
             raise SystemExit(f"gen_fortran.py: fortran.def skips {pattern}, which calls.def lacks")
     named = [*table.no_f08, *table.alias]
-    named += [call for call, _ in [*table.inout, *table.length, *table.filled, *table.role]]
+    pairs = [*table.inout, *table.length, *table.filled, *table.role, *table.cptr]
+    named += [call for call, _ in pairs]
     for call in named:
         if call not in by_name:
             raise SystemExit(f"gen_fortran.py: fortran.def names {call}, which calls.def lacks")
-    for call, param in [*table.inout, *table.length, *table.filled, *table.role]:
+    for call, param in pairs:
         if param not in {p.name for p in by_name[call].params}:
             raise SystemExit(
                 f"gen_fortran.py: fortran.def names {call}'s '{param}', which it lacks"
@@ -341,7 +348,7 @@ class Shim:
         ierr = ["MPI_Fint *ierr"] if self.call.ret == "int" else []
         return "(" + (", ".join(self.fortran + ierr + self.lengths) or "void") + ")"
 
-    def render(self) -> str:
+    def render(self, mpich: bool = False) -> str:
         call, fn = self.call, f"fortran_{self.call.name.lower()}"
         args = ", ".join(p.name for p in call.params)
         ret = "void" if call.ret == "int" else call.ret  # a subroutine, or a function (MPI_Wtime)
@@ -365,6 +372,9 @@ class Shim:
             lines += ["    if (ierr != NULL)", "        *ierr = code;"]
         lines.append("}")
         params = self.params()
+        if mpich:  # its mpif.h and `use mpi` bindings call the C MPI_ functions themselves
+            lines.append(f"PA_IPM_FORTRAN_F08({ret}, {fn}, {call.name.lower()}, {params})")
+            return "\n".join(lines)
         names = [call.name.lower(), *self.table.alias.get(call.name, [])]
         for lower in names:
             lines.append(f"PA_IPM_FORTRAN_NAMES({ret}, {fn}, {lower}, {lower.upper()}, {params})")
@@ -373,11 +383,19 @@ class Shim:
         return "\n".join(lines)
 
 
-def shim(call: Call, table: Table) -> str:
+def shim(call: Call, table: Table, mpich: bool = False) -> str:
     built = Shim(call, table)
     for p in call.params:
         built.add(p)
-    return built.render()
+    return built.render(mpich)
+
+
+def is_choice(call: Call, table: Table, p: Param) -> bool:
+    """A choice buffer (TYPE(*), DIMENSION(..) in mpi_f08), not a TYPE(C_PTR) or detached one.
+    MPICH's mpi_f08 binds such a call as mpi_x_f08ts_, whose glue calls the C MPI_X."""
+    detached = table.role.get((call.name, p.name), ("", ""))[0] == "detached"
+    plain = p.ctype == "void" and p.pointer and not p.array
+    return plain and not detached and (call.name, p.name) not in table.cptr
 
 
 HEADER = """\
@@ -393,15 +411,34 @@ HEADER = """\
 """
 
 
+MPICH_HEADER = """\
+#else
+/* MPICH: only the `use mpi_f08` calls without a choice buffer (mpi_comm_split_f08_), which call
+ * PMPI_ directly: converted as under Open MPI, calling the C shim. Its mpif.h and `use mpi`
+ * bindings, and its mpi_f08 calls with a choice buffer (mpi_send_f08ts_, whose descriptor glue
+ * calls the C MPI_Send), reach the C shims themselves. */
+"""
+
+
 def generate(calls: list[Call], table: Table) -> str:
-    parts, left_out = [HEADER], []
+    parts, left_out, mpich, mpich_out, choice = [HEADER], [], [MPICH_HEADER], [], []
     for call in [*calls, *table.extra]:
-        reason = table.skipped(call.name)
-        if reason is not None:
+        reason = table.skipped(call.name) or table.no_f08.get(call.name)
+        if table.skipped(call.name) is None:
+            parts.append(shim(call, table) + "\n")
+        else:
             left_out.append(f" *   {call.name}: {reason}")
-            continue
-        parts.append(shim(call, table) + "\n")
+        if reason is not None:
+            mpich_out.append(f" *   {call.name}: {reason}")
+        elif any(is_choice(call, table, p) for p in call.params):
+            choice.append(call.name)
+        else:
+            mpich.append(shim(call, table, mpich=True) + "\n")
     parts.append("/* Not wrapped for Fortran (fortran.def):\n" + "\n".join(left_out) + " */")
+    parts += mpich
+    parts.append("/* Not wrapped for mpi_f08 (fortran.def):\n" + "\n".join(mpich_out) + " */")
+    recorded = textwrap.fill(", ".join(choice), 96, initial_indent=" * ", subsequent_indent=" * ")
+    parts.append("/* With a choice buffer, recorded by their C shims:\n" + recorded + " */")
     parts.append("#endif\n")
     return "\n".join(parts)
 
