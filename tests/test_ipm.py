@@ -20,6 +20,7 @@ import pytest
 from perfatlas.launchers import detect_flavour
 from perfatlas.native import executable
 from perfatlas.profile.command import library, profiled
+from perfatlas.profile.partial import region_paths
 
 # One event kind: (call, region path, bytes per event, peer as a world rank, events).
 Kind = tuple[str, str, int, int | None, int]
@@ -115,20 +116,6 @@ def run_exact(
     done = run_profiled(folder, program, str(folder), env=env)
     assert done.returncode == 0, done.stderr + done.stdout
     return [json.loads((folder / f"ipm-rank-{rank}.json").read_text()) for rank in (0, 1)]
-
-
-def region_paths(document: dict) -> dict[int, str]:
-    """Region id -> "outer/inner" (region 0, outside every region, is "")."""
-    by_id = {region["id"]: region for region in document["regions"]}
-
-    def path(id_: int) -> str:
-        region = by_id[id_]
-        if region["parent"] is None:
-            return ""
-        parent = path(region["parent"])
-        return f"{parent}/{region['name']}" if parent else region["name"]
-
-    return {id_: path(id_) for id_ in by_id}
 
 
 def kinds(document: dict) -> list[Kind]:
