@@ -24,7 +24,7 @@ def _ci(result: Result | None, scale: float, unit: str) -> str:
     return f"{m} {unit} [dim][{lo}, {hi}][/]"
 
 
-def pingpongtitled_table(data: RunData) -> Table | None:
+def pingpong_table(data: RunData) -> Table | None:
     figures = pingpong_figures(data)
     if not figures:
         return None
@@ -49,7 +49,7 @@ def pingpongtitled_table(data: RunData) -> Table | None:
     return table
 
 
-def collectivestitled_table(data: RunData) -> Table | None:
+def collectives_table(data: RunData) -> Table | None:
     lines = collective_lines(data)
     if not lines:
         return None
@@ -71,7 +71,7 @@ def collectivestitled_table(data: RunData) -> Table | None:
     return table
 
 
-def rmatitled_table(data: RunData) -> Table | None:
+def rma_table(data: RunData) -> Table | None:
     results = [
         r
         for r in rma_results(data)
@@ -95,7 +95,7 @@ def rmatitled_table(data: RunData) -> Table | None:
     return table
 
 
-def anomalytitled_table(data: RunData) -> Table | None:
+def anomaly_table(data: RunData) -> Table | None:
     report = find_anomalies(data.results)
     if not report.groups_checked and not report.anomalies:
         return None
@@ -126,9 +126,9 @@ def anomalytitled_table(data: RunData) -> Table | None:
 def comm_tables(data: RunData) -> list[Table]:
     """The communication tables that this run has data for."""
     tables = (
-        pingpongtitled_table(data),
-        collectivestitled_table(data),
-        rmatitled_table(data),
-        anomalytitled_table(data),
+        pingpong_table(data),
+        collectives_table(data),
+        rma_table(data),
+        anomaly_table(data),
     )
     return [t for t in tables if t is not None]

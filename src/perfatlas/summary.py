@@ -35,7 +35,7 @@ def _ci(result: Result | None, scale: float = 1.0) -> str:
     return f"{m} [dim][{lo}, {hi}][/]"
 
 
-def levelstitled_table(data: RunData) -> Table | None:
+def levels_table(data: RunData) -> Table | None:
     reference = primary_latency(latency_series(data))
     if reference is None:
         return None
@@ -65,7 +65,7 @@ def levelstitled_table(data: RunData) -> Table | None:
     return table
 
 
-def bandwidthtitled_table(data: RunData) -> Table | None:
+def bandwidth_table(data: RunData) -> Table | None:
     series = bandwidth_series(data)
     if not series:
         return None
@@ -86,7 +86,7 @@ def bandwidthtitled_table(data: RunData) -> Table | None:
     return table
 
 
-def contentiontitled_table(data: RunData) -> Table | None:
+def contention_table(data: RunData) -> Table | None:
     ratios = contention_ratios(data)
     if not ratios:
         return None
@@ -108,7 +108,7 @@ def contentiontitled_table(data: RunData) -> Table | None:
     return table
 
 
-def noisetitled_table(data: RunData) -> Table | None:
+def noise_table(data: RunData) -> Table | None:
     measurements = noise_measurements(data)
     if not measurements:
         return None
@@ -159,10 +159,10 @@ def print_summary(store: Store, run_id: int) -> None:
         f"{sum(1 for r in data.results if r.samples)} results"
     )
     for table in (
-        levelstitled_table(data),
-        bandwidthtitled_table(data),
-        contentiontitled_table(data),
-        noisetitled_table(data),
+        levels_table(data),
+        bandwidth_table(data),
+        contention_table(data),
+        noise_table(data),
         *comm_tables(data),
     ):
         if table is not None:
