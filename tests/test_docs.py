@@ -100,6 +100,24 @@ def test_no_file_cites_a_design_document_the_repository_lacks():
     assert not citing, f"these files cite {design}, which the repository does not contain"
 
 
+def test_the_manual_cites_no_file_outside_the_repository():
+    """Links resolve from their page; paths in code spans (`src/...`, `native/...`) are written
+    from the repository's root."""
+    up = re.compile(r"(?<![\w.])(?:\.\./)+[\w.-][\w./-]*")  # not the "..." of an elision
+    outside = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        text = page.read_text()
+        spans = re.findall(r"`([^`]*)`", text)
+        cited = [(page.parent, p) for t in LINK.findall(text) for p in up.findall(t)]
+        cited += [(ROOT, p) for span in spans for p in up.findall(span)]
+        outside += [
+            f"{page.relative_to(ROOT)}: {path}"
+            for base, path in cited
+            if not (base / path).resolve().is_relative_to(ROOT)
+        ]
+    assert not outside, f"the manual cites files outside the repository: {outside}"
+
+
 def test_the_tour_suite_expands_and_resolves_on_this_machine():
     """README's `perfatlas run docs/tour.toml`: its steps expand and resolve here, as `run` does
     before the first measurement."""
