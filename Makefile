@@ -15,7 +15,7 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build pkg-config python3-venv pyt
                    libsuitesparse-dev libmumps-dev libmetis-dev libopenblas-openmp-dev libpapi-dev \
                    libscalapack-openmpi-dev
 
-.PHONY: all deps install run test test-mpich bench lint clean
+.PHONY: all deps install run test test-mpich docs bench lint clean
 all: install
 
 deps:
@@ -40,7 +40,7 @@ install: deps $(VENV)/.deps
 run: install
 	$(VENV)/bin/perfatlas --db $(DB) run quick --out $(OUT)
 
-test: install
+test: install docs
 	$(PY) -m pytest -q tests
 	$(MAKE) --no-print-directory test-mpich
 
@@ -54,10 +54,20 @@ test-mpich: install
 	    $(PY) -m pytest -q tests/test_comm.py tests/test_comm_launch.py tests/test_ipm.py tests/test_profile.py \
 	        tests/test_ipm_calls.py tests/test_spmv.py tests/test_app_sweep.py
 
+# The documentation site (MkDocs Material): docs/ -> site/. --strict turns every warning into an
+# error, and mkdocs.yml's validation makes a broken internal link or anchor a warning (not
+# --quiet: it hides the warnings from --strict too). tests/test_docs.py runs this same command.
+$(VENV)/.docs-deps: $(VENV)/.deps
+	$(PY) -m pip install -q "mkdocs>=1.6" "mkdocs-material>=9.5"
+	touch $@
+
+docs: $(VENV)/.docs-deps
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 bench: install
 	$(PY) bench/likwid_compare.py
 	$(PY) bench/hpcc_compare.py
 	$(PY) bench/spsolve_overhead.py
 
 clean:
-	rm -rf build $(VENV) $(OUT)
+	rm -rf build site $(VENV) $(OUT)

@@ -30,8 +30,8 @@ typedef struct {
     double scale;
 } unit;
 
-/* Binary K/KiB, M/MiB ... and SI kB, MB, GB, TB (DESIGN.md: MB = 10^6 bytes), as units.py reads
- * them. */
+/* Binary K/KiB, M/MiB ... and SI kB, MB, GB, TB (docs/architecture.md, Units: MB = 10^6
+ * bytes), as units.py reads them. */
 static const unit size_units[] = {
     {"", 1.0},       {"B", 1.0},    {"K", 0x1p10},   {"KiB", 0x1p10}, {"M", 0x1p20},
     {"MiB", 0x1p20}, {"G", 0x1p30}, {"GiB", 0x1p30}, {"T", 0x1p40},   {"TiB", 0x1p40},

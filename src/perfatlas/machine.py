@@ -19,7 +19,8 @@ from perfatlas.errors import UserError
 from perfatlas.native import run_json
 from perfatlas.units import format_cpu_list, format_size
 
-# Environment variables that change what a benchmark measures (DESIGN.md, Statistics).
+# Environment variables that change what a benchmark measures
+# (docs/architecture.md, The context of a run).
 _RELEVANT_ENV_PREFIXES = (
     "OMP_",
     "GOMP_",
@@ -157,7 +158,7 @@ class Machine:
         return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:16]
 
     def context(self) -> dict:
-        """Everything a reader needs to trust or reproduce a run (DESIGN.md, Statistics)."""
+        """Everything a reader needs to trust or reproduce a run (docs/architecture.md, context)."""
         uname = platform.uname()
         return {
             "hostname": socket.gethostname(),

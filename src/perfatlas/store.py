@@ -1,4 +1,4 @@
-"""The results store: SQLite in WAL mode with a schema version (DESIGN.md, Store).
+"""The results store: SQLite in WAL mode with a schema version (docs/architecture.md, Store).
 
 Each benchmark's results are committed as they complete, so an interrupted run keeps what finished.
 A run whose process died without saying so is marked interrupted the next time the store opens.

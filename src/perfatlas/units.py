@@ -89,7 +89,7 @@ def format_cpu_list(cpus: list[int]) -> str:
 
 
 def format_value(value: float | None, unit: str) -> str:
-    """A measured value with its unit, SI-scaled as DESIGN.md asks (GB = 10^9 bytes)."""
+    """A measured value with its unit, SI-scaled (docs/architecture.md, Units: GB = 10^9 bytes)."""
     if value is None:
         return "-"
     if unit == "byte/s":

@@ -1,4 +1,4 @@
-"""Cluster execution: Slurm allocations and multi-host runs (DESIGN.md, Launchers and Store).
+"""Cluster execution: Slurm allocations and multi-host runs (docs/architecture.md, Launchers).
 
 Compute nodes write JSON files into a job folder the front end can read; the front end imports
 them into SQLite as they arrive (never SQLite from compute nodes).

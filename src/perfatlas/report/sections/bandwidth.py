@@ -13,7 +13,7 @@ from perfatlas.report.registry import section
 from perfatlas.store import Result
 from perfatlas.units import format_size
 
-GB = 1e9  # SI, as DESIGN.md asks: GB/s = 10^9 byte/s
+GB = 1e9  # SI (docs/architecture.md, Units): GB/s = 10^9 byte/s
 PANEL_COLUMNS = 3
 
 
