@@ -55,7 +55,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             planned.append(Planned(m.benchmark, m.benchmark.resolve(raw, machine)))
     store = _store(args)
-    runner = Runner(store, machine)
+    runner = Runner(store, machine, args.executor)
+    runner.check(planned)
     console.print(f"suite [bold]{args.suite}[/]: {len(planned)} measurements, database {args.db}")
     with runner.run(args.suite, sys.argv):
         runner.measure_all(planned, repeat=args.repeat)
@@ -82,7 +83,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     from perfatlas.benchmarks import get
     from perfatlas.machine import Machine
     from perfatlas.nodes_summary import print_nodes
-    from perfatlas.runner import Runner
+    from perfatlas.runner import Planned, Runner
     from perfatlas.runner import console as progress_console
     from perfatlas.views import console, print_warnings, results_table
 
@@ -92,7 +93,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
     if args.json:  # fail on an unwritable file before measuring
         Path(args.json).open("a").close()
     store = _store(args)
-    runner = Runner(store, machine)
+    runner = Runner(store, machine, args.executor)
+    runner.check([Planned(benchmark, params)])
     with runner.run(None, sys.argv):
         if args.launcher == "slurm":  # the job's own progress bar
             docs = runner.measure(benchmark, params, repeat=args.repeat)
@@ -130,7 +132,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         benchmark, _key_values(args.params), schedule(points, args.repeat), machine
     )
     store = _store(args)
-    runner = Runner(store, machine)
+    runner = Runner(store, machine, args.executor)
+    runner.check(launches)
     console.print(
         f"sweep of [bold]{benchmark.name}[/]: {len(points)} points x {args.repeat} repetitions, "
         f"interleaved; database {args.db}"
@@ -395,7 +398,7 @@ def _launch_options(args: argparse.Namespace):
     launcher = getattr(args, "launcher", None)
     if launcher == "slurm" and given.hostfile:
         raise UserError("--hostfile does not apply with --launcher slurm: Slurm gives the hosts")
-    options = LaunchOptions(
+    return LaunchOptions(
         given.mpirun_args
         if getattr(args, "mpirun_args", None) is not None
         else environment.mpirun_args,
@@ -403,11 +406,17 @@ def _launch_options(args: argparse.Namespace):
         launcher,
         _slurm_options(args),
     )
-    if launcher == "slurm" and not os.environ.get("SLURM_JOB_ID"):  # before a run is opened
-        from perfatlas.cluster.slurm import preflight
 
-        preflight(options.slurm)
-    return options
+
+def _executor(args: argparse.Namespace):
+    """The executor --launcher chooses (perfatlas.executors), checked before a run is opened:
+    its scheduler or hosts must answer."""
+    from perfatlas.executors import executor_for
+
+    executor = executor_for(_launch_options(args))
+    if getattr(args, "launcher", None) is not None:
+        executor.preflight(Path(args.db))
+    return executor
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -563,10 +572,8 @@ def main(argv: list[str] | None = None) -> int:
         print("perfatlas: --repeat must be at least 1", file=sys.stderr)
         return 2
     try:
-        from perfatlas.launchers import using
-
-        with using(_launch_options(args)):
-            return args.function(args)
+        args.executor = _executor(args)
+        return args.function(args)
     except UserError as error:
         print(f"perfatlas: {error}", file=sys.stderr)
         return 2

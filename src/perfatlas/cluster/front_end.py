@@ -27,8 +27,9 @@ from perfatlas.cluster.collect import collect
 from perfatlas.cluster.job import Step, batch_script, make_steps
 from perfatlas.contract import validate
 from perfatlas.errors import UserError
-from perfatlas.launchers import LaunchOptions, launch_options
-from perfatlas.runner import Planned, Runner, console
+from perfatlas.launchers import LaunchOptions
+from perfatlas.planned import Destination, Planned
+from perfatlas.progress import console
 
 
 def _poll_s() -> float:
@@ -131,9 +132,11 @@ def _in_allocation(options: LaunchOptions) -> LaunchOptions:
     return replace(options, slurm=replace(options.slurm, nodes=nodes))
 
 
-def measure_in_job(runner: Runner, measurements: list[Planned], repeat: int = 1) -> list[dict]:
+def measure_in_job(
+    runner: Destination, measurements: list[Planned], repeat: int, options: LaunchOptions
+) -> list[dict]:
     """Run `measurements` as the steps of one job; returns the documents stored."""
-    options = _in_allocation(launch_options())
+    options = _in_allocation(options)
     measured, stored = [], []
     for planned in measurements:
         params = planned.benchmark.with_stored(planned.params, runner.store, runner.machine)
@@ -161,7 +164,7 @@ def measure_in_job(runner: Runner, measurements: list[Planned], repeat: int = 1)
     return stored + _watch(runner, job, steps, folder)
 
 
-def _store_unmeasurable(runner: Runner, planned: Planned, why: str) -> list[dict]:
+def _store_unmeasurable(runner: Destination, planned: Planned, why: str) -> list[dict]:
     benchmark = planned.benchmark
     document = {
         "schema": "perfatlas.result/1",
@@ -175,7 +178,7 @@ def _store_unmeasurable(runner: Runner, planned: Planned, why: str) -> list[dict
     return [document]
 
 
-def _watch(runner: Runner, job: Job, steps: list[Step], folder: Path) -> list[dict]:
+def _watch(runner: Destination, job: Job, steps: list[Step], folder: Path) -> list[dict]:
     """Poll until the job ends, importing finished steps; then account for the others."""
     waiting = list(steps)
     stored: list[dict] = []
