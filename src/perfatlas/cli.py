@@ -219,10 +219,22 @@ def _report_profile(args: argparse.Namespace) -> int:
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    from perfatlas.profile.session import profile
+    from perfatlas.machine import Machine
+    from perfatlas.profile.session import default_folder, profile, show_stored
 
     command = args.program[1:] if args.program[:1] == ["--"] else args.program
-    return profile(command, args.out, args.json, _store(args), sys.argv)
+    store = _store(args)
+    folder = Path(args.out or default_folder()).resolve()
+
+    def words(job_folder: Path) -> list[str]:
+        json_path = ["--json", str(Path(args.json).resolve())] if args.json else []
+        return ["profile", "--out", str(folder), *json_path, "--", *command]
+
+    done = args.executor.run_elsewhere(words, store, "profile", Machine.detect())
+    if done is None:
+        return profile(command, args.out, args.json, store, sys.argv)
+    show_stored(store, done.runs[-1], folder)  # on the executor's node
+    return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -308,12 +320,33 @@ def cmd_scenario(args: argparse.Namespace) -> int:
         Path(args.json).open("a").close()
     machine = Machine.detect()
     out = Path(args.out)
-    if args.action == "run":
-        from perfatlas.scenario.execute import run_scenario
+    if args.action == "run":  # bad input is said here, before anything runs anywhere
         from perfatlas.scenario.scenario import load
 
         scenario = load(args.file, machine, args.scale)
-        store = _store(args)
+    else:
+        from perfatlas.units import parse_cpu_list, parse_duration, parse_size
+
+        matrix = (
+            parse_size(args.bytes, "--bytes"),
+            parse_duration(args.duration, "--duration"),
+            parse_cpu_list(args.cpus, "--cpus") if args.cpus else None,
+        )
+    store = _store(args)
+    done = args.executor.run_elsewhere(
+        lambda folder: _scenario_words(args, out, folder), store, f"scenario-{args.action}", machine
+    )
+    if done is not None:  # on the executor's node (perfatlas.executors.elsewhere)
+        run_id = done.runs[-1]
+        saved = json.loads((done.folder / "scenario.json").read_text())
+        if args.action == "run":
+            document = {k: v for k, v in saved.items() if k not in ("name", "jobs")}
+            views.print_scenario(saved["name"], document, saved["jobs"])
+        else:
+            views.print_matrix(saved)
+    elif args.action == "run":
+        from perfatlas.scenario.execute import run_scenario
+
         run_id, document, rows = run_scenario(
             store, machine, scenario, out / f"scenario-{scenario.name}", sys.argv
         )
@@ -321,18 +354,8 @@ def cmd_scenario(args: argparse.Namespace) -> int:
         saved = {"name": scenario.name, **document, "jobs": rows}
     else:
         from perfatlas.scenario.matrix import run_matrix
-        from perfatlas.units import parse_cpu_list, parse_duration, parse_size
 
-        store = _store(args)
-        run_id, saved = run_matrix(
-            store,
-            machine,
-            args.classes,
-            parse_size(args.bytes, "--bytes"),
-            parse_duration(args.duration, "--duration"),
-            parse_cpu_list(args.cpus, "--cpus") if args.cpus else None,
-            out / "scenario-matrix",
-        )
+        run_id, saved = run_matrix(store, machine, args.classes, *matrix, out / "scenario-matrix")
         views.print_matrix(saved)
     if args.json:
         Path(args.json).write_text(json.dumps(saved, indent=1))
@@ -340,6 +363,19 @@ def cmd_scenario(args: argparse.Namespace) -> int:
         path = write_report(store, run_id, out / f"run-{run_id}.html")
     print(f"run {run_id} stored in {store.path}; report: {path.resolve()}")
     return 0
+
+
+def _scenario_words(args: argparse.Namespace, out: Path, folder: Path) -> list[str]:
+    """The same scenario command for a node: paths made absolute, its document into `folder`."""
+    words = ["scenario", args.action]
+    if args.file:  # a file, or the name of a shipped scenario
+        words.append(str(Path(args.file).resolve()) if Path(args.file).exists() else args.file)
+    words += ["--out", str(out.resolve()), "--json", str(folder / "scenario.json")]
+    if args.action == "run":
+        return [*words, "--scale", repr(args.scale)]
+    words += ["--bytes", args.bytes, "--duration", args.duration]
+    words += ["--classes", args.classes] if args.classes else []
+    return [*words, "--cpus", args.cpus] if args.cpus else words
 
 
 def _launch_arguments(p: argparse.ArgumentParser) -> None:
@@ -510,6 +546,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="-- COMMAND",
         help="the command to profile, e.g. -- mpirun -np 4 ./app args",
     )
+    _launch_arguments(p)
     p = command("compare", cmd_compare, "compare two runs: ratios B / A with confidence intervals")
     p.add_argument("run_a")
     p.add_argument("run_b")
@@ -548,6 +585,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bytes", default="25MB", help="matrix: working set of every kernel (25MB)")
     p.add_argument("--duration", default="0.6s", help="matrix: length of each program (0.6s)")
     p.add_argument("--cpus", help="matrix: the two CPUs, e.g. 0,1 (default: two cores)")
+    _launch_arguments(p)
     return parser
 
 

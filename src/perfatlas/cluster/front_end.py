@@ -55,7 +55,7 @@ def jobs_folder(store_path: Path) -> Path:
     return Path(root) if root else Path(store_path).resolve().parent / "perfatlas-jobs"
 
 
-def _new_folder(root: Path, name: str) -> Path:
+def new_folder(root: Path, name: str) -> Path:
     for n in range(1, 1000):
         folder = root / (name if n == 1 else f"{name}.{n}")
         try:
@@ -150,7 +150,7 @@ def measure_in_job(
             measured.append(planned)
     if not measured:
         return stored
-    folder = _new_folder(jobs_folder(runner.store.path), f"run-{runner.run_id}")
+    folder = new_folder(jobs_folder(runner.store.path), f"run-{runner.run_id}")
     steps = make_steps(measured, repeat, runner.machine, options, folder)
     name = f"perfatlas-run-{runner.run_id}"
     script = folder / "job.sh"

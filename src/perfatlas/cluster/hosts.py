@@ -67,19 +67,29 @@ def probe_hosts(options: LaunchOptions, store_path: Path) -> list[str]:
     folder = _new_folder(store_path)
     probe = Launch("local", ["echo", "{}"])
     launch = get_launcher("mpirun").on_every_node(probe, str(folder), options)
-    returncode, output = _run(launch, PROBE_TIMEOUT_S)
-    found = _read(folder, "echo", options)
+    try:
+        returncode, output = _run(launch, PROBE_TIMEOUT_S)
+        found = _read(folder, "echo", options)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     answered = sorted(found.documents)
-    if found.failures or not answered or returncode != 0:
-        silent = [node_name(host) for host in found.failures] or ["no host"]
-        tail = error_tail(output) or f"mpirun exited with status {returncode}"
-        raise UserError(
-            f"mpirun cannot reach every host: {', '.join(silent)} did not answer ({tail}); "
-            "check the hostfile and that the hosts are up (files kept in "
-            f"{folder})"
-        )
-    shutil.rmtree(folder, ignore_errors=True)
-    return answered
+    if returncode == 0 and answered and not found.failures:
+        return answered
+    named = hostfile_hosts(options.hostfile, list(options.mpirun_args)) or ["localhost"]
+    failed = [host for host in found.failures if host in named] or list(found.failures)
+    silent = failed if answered else named
+    said = first_lines(output) or f"mpirun exited with status {returncode}"
+    raise UserError(
+        f"mpirun cannot start a process on every host ({', '.join(silent)} did not answer): "
+        f"{said}; check the hostfile and that the hosts are up"
+    )
+
+
+def first_lines(output: str, count: int = 2) -> str:
+    """The first meaningful lines of mpirun's complaint (the cause comes before its advice)."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    lines = [line for line in lines if not set(line) <= set("-*=")]
+    return " | ".join(lines[:count])
 
 
 def _new_folder(store_path: Path) -> Path:
@@ -125,3 +135,10 @@ def _run(launch: Launch, probe_s: float | None = None) -> tuple[int, str]:
             else f"mpirun did not finish within {timeout:g} s ($PERFATLAS_LAUNCH_TIMEOUT)"
         ) from None
     return done.returncode, done.stderr + done.stdout
+
+
+def run_on_first_host(argv: list[str], options: LaunchOptions, machine: Machine) -> tuple[int, str]:
+    """`argv` once, on the first host of the hostfile (mpirun -np 1, the launch options' hosts
+    and arguments); its exit status and output (stderr, then stdout)."""
+    launch = get_launcher("mpirun").prepare(Path(argv[0]), argv[1:], {"np": 1}, machine, options)
+    return _run(launch)

@@ -9,16 +9,19 @@ nothing about launching is read from global state.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 from perfatlas.contract import validate
 from perfatlas.errors import UserError
+from perfatlas.executors.elsewhere import Elsewhere
 from perfatlas.launchers import LaunchOptions
 from perfatlas.machine import Machine
 from perfatlas.placement import Placement
 from perfatlas.planned import Destination, Planned, merge_repeats
 from perfatlas.progress import progress_bar
+from perfatlas.store import Store
 
 
 class Executor(ABC):
@@ -47,6 +50,14 @@ class Executor(ABC):
     ) -> list[dict]:
         """Measure everything, each measurement `repeat` times (pooled), storing each document
         into the open run as it completes; returns the documents stored."""
+
+    def run_elsewhere(
+        self, args_for: Callable[[Path], list[str]], store: Store, name: str, machine: Machine
+    ) -> Elsewhere | None:
+        """Run `perfatlas ARGS` (args_for(folder): the arguments, given the folder its files go
+        to) where this executor measures, and import the runs it stores into `store`.
+        None: this executor measures here, so the caller runs the command in this process."""
+        return None
 
 
 class OneLaunchAtATime(Executor):
