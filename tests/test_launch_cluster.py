@@ -6,11 +6,14 @@ is opened. `measure` and `run` through both executors are test_slurm.py's."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 
+import pytest
 import test_slurm
 from test_slurm import Cluster, hosts_of, stored
 
+from perfatlas.native import bin_dir
 from perfatlas.store import Store
 
 slurm_cluster = test_slurm.slurm_cluster  # its module-scoped fixture, here as well
@@ -85,6 +88,28 @@ def test_a_scenario_runs_on_a_compute_node_and_comes_back_whole(cli, slurm_clust
     assert len(base) == 1 and store.run(base[0]["id"])["host"] == run["host"]
     assert json.loads(saved.read_text())["jobs"][0]["dedicated_s"] > 0
     assert (cli.db.parent / "out" / f"run-{run['id']}.html").is_file()
+
+
+def test_a_profile_runs_in_a_slurm_allocation(cli, slurm_cluster: Cluster, tmp_path):
+    """perfatlas profile -- mpirun ...: the profiled mpirun starts inside the job, where Slurm
+    gives it the hosts."""
+    program = bin_dir() / "pa-ipm-exact"
+    if not program.is_file():
+        pytest.skip("perfatlas-ipm was built without MPI")
+    mpirun = ["mpirun", "-np", "2", "--oversubscribe", *shlex.split(slurm_cluster.mpirun_args)]
+    if os.geteuid() == 0:
+        mpirun.append("--allow-run-as-root")
+    out = tmp_path / "profile"
+    result = cli(
+        "profile", "--launcher", "slurm", "--nodes", "2", "--out", str(out), "--",
+        *mpirun, str(program),
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    run, _ = stored(cli.db)
+    assert run["suite"] == "profile" and run["host"] in ("pa1", "pa2")
+    [profile] = Store(cli.db).profiles(run["id"])
+    assert not profile["partial"] and len(profile["document"]["ranks"]) == 2
+    assert f"stored as run {run['id']}" in result.out and (out / "report.html").is_file()
 
 
 def test_a_host_that_does_not_answer_is_named_before_a_run_is_opened(cli, slurm_cluster):

@@ -24,8 +24,12 @@ from perfatlas.errors import UserError
 from perfatlas.store import Store
 from perfatlas.store_import import import_runs, newest_run, snapshot
 
-# sh -c SCRIPT perfatlas-node FOLDER PYTHON ARGS...
+# sh -c SCRIPT perfatlas-node FOLDER PYTHON ARGS... The variables by which the MPI that started
+# the script (mpirun -np 1) reaches its process are dropped: an mpirun the command starts (a
+# profiled program) would take itself for a rank of that job.
 _SCRIPT = (
+    "for v in $(env | cut -d= -f1 | grep -E '^(OMPI|PMIX|OPAL|ORTE|PMI|HYDRA)_'); do "
+    "unset $v; done; "
     'folder=$1 py=$2; shift 2; echo "${SLURMD_NODENAME:-$(hostname)}" >"$folder/host"; '
     'tmp=$(mktemp -d) || exit 1; cp "$folder/front.db" "$tmp/perfatlas.db" || exit 1; '
     '"$py" -m perfatlas --db "$tmp/perfatlas.db" "$@"; s=$?; '
