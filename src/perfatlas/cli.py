@@ -224,6 +224,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
     command = args.program[1:] if args.program[:1] == ["--"] else args.program
     store = _store(args)
+    if args.executor.here:
+        return profile(command, args.out, args.json, store, sys.argv)
     folder = Path(args.out or default_folder()).resolve()
 
     def words(job_folder: Path) -> list[str]:
@@ -231,8 +233,6 @@ def cmd_profile(args: argparse.Namespace) -> int:
         return ["profile", "--out", str(folder), *json_path, "--", *command]
 
     done = args.executor.run_elsewhere(words, store, "profile", Machine.detect())
-    if done is None:
-        return profile(command, args.out, args.json, store, sys.argv)
     show_stored(store, done.runs[-1], folder)  # on the executor's node
     return 0
 

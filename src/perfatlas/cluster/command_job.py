@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 from perfatlas.cluster import slurm
-from perfatlas.cluster.front_end import RunEnded, _poll_s, _start
-from perfatlas.cluster.job import _sbatch_lines
+from perfatlas.cluster.front_end import RunEnded, poll_s, start_job
+from perfatlas.cluster.job import sbatch_lines
 from perfatlas.launchers import LaunchOptions
 from perfatlas.progress import console
 
@@ -25,7 +25,7 @@ def command_script(argv: list[str], options: LaunchOptions, folder: Path, name: 
     return "\n".join(
         [
             "#!/bin/bash",
-            *_sbatch_lines(options.slurm, folder, name),
+            *sbatch_lines(options.slurm, folder, name),
             "#SBATCH --exclusive",
             f"# {name}: one perfatlas command on a compute node, written by perfatlas",
             f"job={quoted}",
@@ -45,7 +45,7 @@ def run_command_job(
     script = folder / "job.sh"
     script.write_text(command_script(argv, options, folder, name))
     script.chmod(0o755)
-    job = _start(script, folder, options.slurm.sbatch_args)
+    job = start_job(script, folder, options.slurm.sbatch_args)
     try:
         with console.status(f"{name}: job {job.job_id}") as shown:
             while True:
@@ -60,7 +60,7 @@ def run_command_job(
                         "ask for fewer nodes or less time, or another partition",
                         "failed",
                     )
-                time.sleep(_poll_s())
+                time.sleep(poll_s())
     except BaseException:  # Ctrl-C, SIGTERM: stop the job
         job.cancel()
         raise
@@ -77,7 +77,7 @@ def _wait_for(path: Path) -> None:
     """A shared filesystem may show files late ($PERFATLAS_JOB_GRACE s, default 10)."""
     deadline = time.monotonic() + float(os.environ.get("PERFATLAS_JOB_GRACE") or 10.0)
     while not path.exists() and time.monotonic() < deadline:
-        time.sleep(min(_poll_s(), 0.5))
+        time.sleep(min(poll_s(), 0.5))
 
 
 def _read(path: Path) -> str:

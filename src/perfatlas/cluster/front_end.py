@@ -32,7 +32,7 @@ from perfatlas.planned import Destination, Planned
 from perfatlas.progress import console
 
 
-def _poll_s() -> float:
+def poll_s() -> float:
     """Seconds between two looks at the scheduler and the job folder ($PERFATLAS_POLL_INTERVAL)."""
     return float(os.environ.get("PERFATLAS_POLL_INTERVAL") or 1.0)
 
@@ -94,7 +94,7 @@ class Job:
                 self.process.wait()
 
 
-def _start(script: Path, folder: Path, sbatch_args: tuple[str, ...]) -> Job:
+def start_job(script: Path, folder: Path, sbatch_args: tuple[str, ...]) -> Job:
     inside = os.environ.get("SLURM_JOB_ID")
     if inside:
         slurm.require("srun")
@@ -160,7 +160,7 @@ def measure_in_job(
     console.print(
         f"{name}: {len(steps)} step(s), {launches} launch(es), results in {folder}", soft_wrap=True
     )
-    job = _start(script, folder, options.slurm.sbatch_args)
+    job = start_job(script, folder, options.slurm.sbatch_args)
     return stored + _watch(runner, job, steps, folder)
 
 
@@ -216,7 +216,7 @@ def _watch(runner: Destination, job: Job, steps: list[Step], folder: Path) -> li
                         "ask for fewer nodes or less time, or another partition",
                         "failed",
                     )
-                time.sleep(_poll_s())
+                time.sleep(poll_s())
             _wait_for_files(folder, waiting)
             import_finished(final=True)
             show(len(steps) - len(waiting), f"job {job.job_id} {state.state}")
@@ -237,7 +237,7 @@ def _wait_for_files(folder: Path, waiting: list[Step]) -> None:
     grace = float(os.environ.get("PERFATLAS_JOB_GRACE") or 10.0)
     deadline = time.monotonic() + grace
     while waiting and not _script_ended(folder) and time.monotonic() < deadline:
-        time.sleep(min(_poll_s(), 0.5))
+        time.sleep(min(poll_s(), 0.5))
         if all(s.finished for s in waiting):
             return
 

@@ -93,7 +93,7 @@ def make_steps(
     return steps
 
 
-def _sbatch_lines(options: SlurmOptions, job_folder: Path, name: str) -> list[str]:
+def sbatch_lines(options: SlurmOptions, job_folder: Path, name: str) -> list[str]:
     wanted = {
         "job-name": name,
         "nodes": options.nodes or 1,
@@ -117,7 +117,7 @@ def batch_script(steps: list[Step], options: SlurmOptions, job_folder: Path, nam
     folder = shlex.quote(str(job_folder))
     lines = [
         "#!/bin/bash",
-        *_sbatch_lines(options, job_folder, name),
+        *sbatch_lines(options, job_folder, name),
         f"# {name}: {len(steps)} step(s) written by perfatlas; each writes its documents under",
         f"# {job_folder} and the front end imports them.",
         f"job={folder}",

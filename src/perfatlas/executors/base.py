@@ -30,6 +30,7 @@ class Executor(ABC):
     name: ClassVar[str]
     launcher: ClassVar[str]  # the --launcher word that chooses it
     summary: ClassVar[str]
+    here: ClassVar[bool] = False  # measures on this machine (run_elsewhere returns None)
 
     def __init__(self, options: LaunchOptions | None = None):
         self.options = options or LaunchOptions.from_environment()

@@ -14,6 +14,7 @@ from perfatlas.planned import Destination
 class LocalExecutor(OneLaunchAtATime):
     name = "local"
     launcher = "local"
+    here = True
     summary = "processes of this machine; MPI benchmarks through mpirun (the default)"
 
     def launch(
