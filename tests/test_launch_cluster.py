@@ -102,7 +102,7 @@ def test_a_profile_runs_in_a_slurm_allocation(cli, slurm_cluster: Cluster, tmp_p
     out = tmp_path / "profile"
     result = cli(
         "profile", "--launcher", "slurm", "--nodes", "2", "--out", str(out), "--",
-        *mpirun, str(program),
+        *mpirun, str(program), str(tmp_path),  # its files go to tmp_path
     )  # fmt: skip
     assert result.code == 0, result.err
     run, _ = stored(cli.db)
