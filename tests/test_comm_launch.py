@@ -11,7 +11,7 @@ import sqlite3
 
 import pytest
 
-from perfatlas.launchers import LaunchOptions, MpirunLauncher, detect_flavour, using
+from perfatlas.launchers import LaunchOptions, MpirunLauncher, detect_flavour
 from perfatlas.machine import Machine
 from perfatlas.native import bin_dir
 from perfatlas.units import format_cpu_list
@@ -181,10 +181,7 @@ def test_the_environment_gives_mpirun_args_and_the_cli_overrides_them(monkeypatc
     args = build_parser().parse_args(["measure", "comm.pingpong", "--mpirun-args=--map-by node"])
     assert _launch_options(args).mpirun_args == ("--map-by", "node")
     args = build_parser().parse_args(["measure", "comm.pingpong"])
-    with using(_launch_options(args)):
-        from perfatlas.launchers import launch_options
-
-        assert launch_options().mpirun_args == ("--bind-to", "none", "--report-bindings")
+    assert _launch_options(args).mpirun_args == ("--bind-to", "none", "--report-bindings")
 
 
 def test_a_hanging_rank_is_stopped_after_the_launch_timeout(cli, tmp_path, monkeypatch):

@@ -55,7 +55,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             planned.append(Planned(m.benchmark, m.benchmark.resolve(raw, machine)))
     store = _store(args)
-    runner = Runner(store, machine)
+    runner = Runner(store, machine, args.executor)
+    runner.check(planned)
     console.print(f"suite [bold]{args.suite}[/]: {len(planned)} measurements, database {args.db}")
     with runner.run(args.suite, sys.argv):
         runner.measure_all(planned, repeat=args.repeat)
@@ -82,7 +83,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     from perfatlas.benchmarks import get
     from perfatlas.machine import Machine
     from perfatlas.nodes_summary import print_nodes
-    from perfatlas.runner import Runner
+    from perfatlas.runner import Planned, Runner
     from perfatlas.runner import console as progress_console
     from perfatlas.views import console, print_warnings, results_table
 
@@ -92,7 +93,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
     if args.json:  # fail on an unwritable file before measuring
         Path(args.json).open("a").close()
     store = _store(args)
-    runner = Runner(store, machine)
+    runner = Runner(store, machine, args.executor)
+    runner.check([Planned(benchmark, params)])
     with runner.run(None, sys.argv):
         if args.launcher == "slurm":  # the job's own progress bar
             docs = runner.measure(benchmark, params, repeat=args.repeat)
@@ -130,7 +132,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         benchmark, _key_values(args.params), schedule(points, args.repeat), machine
     )
     store = _store(args)
-    runner = Runner(store, machine)
+    runner = Runner(store, machine, args.executor)
+    runner.check(launches)
     console.print(
         f"sweep of [bold]{benchmark.name}[/]: {len(points)} points x {args.repeat} repetitions, "
         f"interleaved; database {args.db}"
@@ -216,10 +219,22 @@ def _report_profile(args: argparse.Namespace) -> int:
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    from perfatlas.profile.session import profile
+    from perfatlas.machine import Machine
+    from perfatlas.profile.session import default_folder, profile, show_stored
 
     command = args.program[1:] if args.program[:1] == ["--"] else args.program
-    return profile(command, args.out, args.json, _store(args), sys.argv)
+    store = _store(args)
+    if args.executor.here:
+        return profile(command, args.out, args.json, store, sys.argv)
+    folder = Path(args.out or default_folder()).resolve()
+
+    def words(job_folder: Path) -> list[str]:
+        json_path = ["--json", str(Path(args.json).resolve())] if args.json else []
+        return ["profile", "--out", str(folder), *json_path, "--", *command]
+
+    done = args.executor.run_elsewhere(words, store, "profile", Machine.detect())
+    show_stored(store, done.runs[-1], folder)  # on the executor's node
+    return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -305,12 +320,33 @@ def cmd_scenario(args: argparse.Namespace) -> int:
         Path(args.json).open("a").close()
     machine = Machine.detect()
     out = Path(args.out)
-    if args.action == "run":
-        from perfatlas.scenario.execute import run_scenario
+    if args.action == "run":  # bad input is said here, before anything runs anywhere
         from perfatlas.scenario.scenario import load
 
         scenario = load(args.file, machine, args.scale)
-        store = _store(args)
+    else:
+        from perfatlas.units import parse_cpu_list, parse_duration, parse_size
+
+        matrix = (
+            parse_size(args.bytes, "--bytes"),
+            parse_duration(args.duration, "--duration"),
+            parse_cpu_list(args.cpus, "--cpus") if args.cpus else None,
+        )
+    store = _store(args)
+    done = args.executor.run_elsewhere(
+        lambda folder: _scenario_words(args, out, folder), store, f"scenario-{args.action}", machine
+    )
+    if done is not None:  # on the executor's node (perfatlas.executors.elsewhere)
+        run_id = done.runs[-1]
+        saved = json.loads((done.folder / "scenario.json").read_text())
+        if args.action == "run":
+            document = {k: v for k, v in saved.items() if k not in ("name", "jobs")}
+            views.print_scenario(saved["name"], document, saved["jobs"])
+        else:
+            views.print_matrix(saved)
+    elif args.action == "run":
+        from perfatlas.scenario.execute import run_scenario
+
         run_id, document, rows = run_scenario(
             store, machine, scenario, out / f"scenario-{scenario.name}", sys.argv
         )
@@ -318,18 +354,8 @@ def cmd_scenario(args: argparse.Namespace) -> int:
         saved = {"name": scenario.name, **document, "jobs": rows}
     else:
         from perfatlas.scenario.matrix import run_matrix
-        from perfatlas.units import parse_cpu_list, parse_duration, parse_size
 
-        store = _store(args)
-        run_id, saved = run_matrix(
-            store,
-            machine,
-            args.classes,
-            parse_size(args.bytes, "--bytes"),
-            parse_duration(args.duration, "--duration"),
-            parse_cpu_list(args.cpus, "--cpus") if args.cpus else None,
-            out / "scenario-matrix",
-        )
+        run_id, saved = run_matrix(store, machine, args.classes, *matrix, out / "scenario-matrix")
         views.print_matrix(saved)
     if args.json:
         Path(args.json).write_text(json.dumps(saved, indent=1))
@@ -337,6 +363,19 @@ def cmd_scenario(args: argparse.Namespace) -> int:
         path = write_report(store, run_id, out / f"run-{run_id}.html")
     print(f"run {run_id} stored in {store.path}; report: {path.resolve()}")
     return 0
+
+
+def _scenario_words(args: argparse.Namespace, out: Path, folder: Path) -> list[str]:
+    """The same scenario command for a node: paths made absolute, its document into `folder`."""
+    words = ["scenario", args.action]
+    if args.file:  # a file, or the name of a shipped scenario
+        words.append(str(Path(args.file).resolve()) if Path(args.file).exists() else args.file)
+    words += ["--out", str(out.resolve()), "--json", str(folder / "scenario.json")]
+    if args.action == "run":
+        return [*words, "--scale", repr(args.scale)]
+    words += ["--bytes", args.bytes, "--duration", args.duration]
+    words += ["--classes", args.classes] if args.classes else []
+    return [*words, "--cpus", args.cpus] if args.cpus else words
 
 
 def _launch_arguments(p: argparse.ArgumentParser) -> None:
@@ -395,7 +434,7 @@ def _launch_options(args: argparse.Namespace):
     launcher = getattr(args, "launcher", None)
     if launcher == "slurm" and given.hostfile:
         raise UserError("--hostfile does not apply with --launcher slurm: Slurm gives the hosts")
-    options = LaunchOptions(
+    return LaunchOptions(
         given.mpirun_args
         if getattr(args, "mpirun_args", None) is not None
         else environment.mpirun_args,
@@ -403,11 +442,17 @@ def _launch_options(args: argparse.Namespace):
         launcher,
         _slurm_options(args),
     )
-    if launcher == "slurm" and not os.environ.get("SLURM_JOB_ID"):  # before a run is opened
-        from perfatlas.cluster.slurm import preflight
 
-        preflight(options.slurm)
-    return options
+
+def _executor(args: argparse.Namespace):
+    """The executor --launcher chooses (perfatlas.executors), checked before a run is opened:
+    its scheduler or hosts must answer."""
+    from perfatlas.executors import executor_for
+
+    executor = executor_for(_launch_options(args))
+    if getattr(args, "launcher", None) is not None:
+        executor.preflight(Path(args.db))
+    return executor
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -501,6 +546,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="-- COMMAND",
         help="the command to profile, e.g. -- mpirun -np 4 ./app args",
     )
+    _launch_arguments(p)
     p = command("compare", cmd_compare, "compare two runs: ratios B / A with confidence intervals")
     p.add_argument("run_a")
     p.add_argument("run_b")
@@ -539,6 +585,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bytes", default="25MB", help="matrix: working set of every kernel (25MB)")
     p.add_argument("--duration", default="0.6s", help="matrix: length of each program (0.6s)")
     p.add_argument("--cpus", help="matrix: the two CPUs, e.g. 0,1 (default: two cores)")
+    _launch_arguments(p)
     return parser
 
 
@@ -563,10 +610,8 @@ def main(argv: list[str] | None = None) -> int:
         print("perfatlas: --repeat must be at least 1", file=sys.stderr)
         return 2
     try:
-        from perfatlas.launchers import using
-
-        with using(_launch_options(args)):
-            return args.function(args)
+        args.executor = _executor(args)
+        return args.function(args)
     except UserError as error:
         print(f"perfatlas: {error}", file=sys.stderr)
         return 2

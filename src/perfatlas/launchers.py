@@ -20,9 +20,6 @@ import shlex
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -84,23 +81,6 @@ class LaunchOptions:
         if hostfile and not Path(hostfile).is_file():
             raise UserError(f"hostfile {hostfile} does not exist")
         return cls(words, hostfile or None)
-
-
-_OPTIONS: ContextVar[LaunchOptions | None] = ContextVar("perfatlas_launch_options", default=None)
-
-
-def launch_options() -> LaunchOptions:
-    """The options in force: those the CLI set (using), else the environment's."""
-    return _OPTIONS.get() or LaunchOptions.from_environment()
-
-
-@contextmanager
-def using(options: LaunchOptions) -> Iterator[None]:
-    token = _OPTIONS.set(options)
-    try:
-        yield
-    finally:
-        _OPTIONS.reset(token)
 
 
 @dataclass

@@ -12,9 +12,6 @@ Either way what was obtained is read back from the process at the end of its run
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -160,22 +157,6 @@ def pus_in_order(machine: Machine, bind: str) -> list[int]:
                 if index < len(cores) and smt < len(cores[index]):
                     order.append(cores[index][smt])
     return order
-
-
-_PLACEMENT: ContextVar[Placement | None] = ContextVar("perfatlas_placement", default=None)
-
-
-def current_placement() -> Placement | None:
-    return _PLACEMENT.get()
-
-
-@contextmanager
-def placing(placement: Placement | None) -> Iterator[None]:
-    token = _PLACEMENT.set(placement)
-    try:
-        yield
-    finally:
-        _PLACEMENT.reset(token)
 
 
 # -- what was obtained ---------------------------------------------------------------------------

@@ -1,7 +1,10 @@
-"""Run measurements: launch the native executable, validate, store each result as it completes.
+"""Run measurements: hand them to the executor, which launches, validates and stores each result
+as it completes.
 
 A run is opened in the store before the first measurement and closed as complete, interrupted
-(Ctrl-C, SIGTERM) or failed; what finished before an interruption stays stored.
+(Ctrl-C, SIGTERM) or failed; what finished before an interruption stays stored. Where the
+measurements run is the executor's business (perfatlas.executors: local, hosts, slurm), chosen
+once by the command line and handed in here; nothing below imports the runner back.
 """
 
 from __future__ import annotations
@@ -10,56 +13,17 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
 from perfatlas.benchmarks.base import Benchmark
-from perfatlas.contract import validate
 from perfatlas.errors import UserError
-from perfatlas.launchers import launch_options
+from perfatlas.executors import Executor, get_executor
 from perfatlas.machine import Machine, software_versions
-from perfatlas.placement import Placement, placing
+from perfatlas.planned import Destination, Planned, merge_repeats
+from perfatlas.progress import console, progress_bar
 from perfatlas.store import Store
 
-console = Console(stderr=True)
-
-
-def merge_repeats(documents_per_repeat: list[list[dict]]) -> list[dict]:
-    """Pool the samples of N independent launches into one document per result (--repeat)."""
-    merged = [
-        dict(doc, samples={k: list(v) for k, v in (doc.get("samples") or {}).items()})
-        for doc in documents_per_repeat[0]
-    ]
-    for repeat in documents_per_repeat[1:]:
-        for target, doc in zip(merged, repeat, strict=True):
-            for metric, values in (doc.get("samples") or {}).items():
-                target["samples"][metric].extend(values)
-            target["sample_seconds"] = target.get("sample_seconds", []) + doc.get(
-                "sample_seconds", []
-            )
-    for target in merged:
-        target.setdefault("derived", {})["launches"] = len(documents_per_repeat)
-    return merged
-
-
-@dataclass(frozen=True)
-class Planned:
-    """One measurement of a run: a benchmark, its resolved parameters, and for a sweep's launch
-    the placement to apply and the annotation of its document (perfatlas.sweep.Slot)."""
-
-    benchmark: Benchmark
-    params: dict[str, Any]
-    placement: Placement | None = None
-    annotate: Callable[[dict], list[str]] | None = None
-    note: str = ""  # shown after the label in the progress line
-
-    @property
-    def description(self) -> str:
-        placed = f" {self.placement.label}" if self.placement else ""
-        return f"{self.benchmark.name} {self.benchmark.label(self.params)}{placed}{self.note}"
+__all__ = ["Planned", "Runner", "console", "merge_repeats", "progress_bar"]
 
 
 class _Interrupted(Exception):
@@ -79,10 +43,21 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 class Runner:
-    def __init__(self, store: Store, machine: Machine):
+    def __init__(self, store: Store, machine: Machine, executor: Executor | None = None):
         self.store = store
         self.machine = machine
+        self.executor = executor or get_executor("local")
         self.run_id: int | None = None
+
+    @property
+    def _into(self) -> Destination:
+        if self.run_id is None:
+            raise RuntimeError("measure inside Runner.run(): no run is open")
+        return Destination(self.store, self.run_id, self.machine)
+
+    def check(self, measurements: list[Planned]) -> None:
+        """Bad input that depends on the executor, before a run is opened (call it first)."""
+        self.executor.check(measurements, self.machine)
 
     def measure(
         self,
@@ -95,22 +70,15 @@ class Runner:
 
         `annotate` may add to each document before it is stored (a sweep's point and what its
         placement obtained) and returns warnings of its own to store with it."""
-        from perfatlas.cluster.hosts import measure_once
+        planned = [Planned(benchmark, params, annotate=annotate)]
+        self.check(planned)
+        return self.executor.measure_all(self._into, planned, repeat, progress=False)
 
-        if launch_options().launcher == "slurm":  # one job step (perfatlas.cluster)
-            return self.measure_all([Planned(benchmark, params, annotate=annotate)], repeat)
-        params = benchmark.with_stored(params, self.store, self.machine)
-        launches = []
-        for _ in range(repeat):
-            documents = measure_once(benchmark, params, self.machine, self.store.path)
-            for document in documents:
-                validate(document, benchmark.name)
-            launches.append(documents)
-        documents = merge_repeats(launches) if repeat > 1 else launches[0]
-        for document in documents:
-            extra = annotate(document) if annotate else []
-            self.store.add_document(self.run_id, document, benchmark.warnings(document) + extra)
-        return documents
+    def measure_all(self, measurements: list[Planned], repeat: int = 1) -> list[dict]:
+        """Measure a list with a progress bar (every step that takes more than a second shows);
+        with the slurm executor, as the steps of one job (perfatlas.cluster.front_end)."""
+        self.check(measurements)
+        return self.executor.measure_all(self._into, measurements, repeat, progress=True)
 
     @contextmanager
     def run(self, suite: str | None, argv: list[str]) -> Iterator[Runner]:
@@ -137,48 +105,3 @@ class Runner:
             sys.exit(130)
         finally:
             self.store.finish_run(self.run_id, status)
-
-    def measure_all(self, measurements: list[Planned], repeat: int = 1) -> list[dict]:
-        """Measure a list with a progress bar (every step that takes more than a second shows);
-        with --launcher slurm, as the steps of one job (perfatlas.cluster.front_end)."""
-        if launch_options().launcher == "slurm":
-            from perfatlas.cluster.front_end import measure_in_job
-
-            return measure_in_job(self, measurements, repeat)
-        documents = []
-        with progress_bar(len(measurements)) as step:
-            for planned in measurements:
-                step(planned.description)
-                with placing(planned.placement):
-                    documents += self.measure(
-                        planned.benchmark, planned.params, repeat, planned.annotate
-                    )
-        return documents
-
-
-@contextmanager
-def progress_bar(total: int) -> Iterator[Callable[[str], None]]:
-    """A progress bar of `total` steps; each call of the yielded function starts the next step."""
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        TextColumn("{task.fields[current]}"),
-        console=console,
-        transient=False,
-    ) as progress:
-        task = progress.add_task("measuring", total=total, current="")
-        started = False
-
-        def step(description: str) -> None:
-            nonlocal started
-            if started:
-                progress.advance(task)
-            started = True
-            progress.update(task, current=description)
-
-        yield step
-        if started:
-            progress.advance(task)
-        progress.update(task, current="done")

@@ -20,7 +20,7 @@ from perfatlas.benchmarks.base import Benchmark
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
 from perfatlas.placement import Placement, obtained
-from perfatlas.runner import Planned
+from perfatlas.planned import Planned
 
 SWEEP_KEYS = ("threads", "bind", "mempolicy")  # the axes; a point's other parameters are fixed
 

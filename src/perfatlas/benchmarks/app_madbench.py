@@ -25,9 +25,10 @@ from perfatlas.benchmarks.app_spsolve import number_param
 from perfatlas.benchmarks.base import Benchmark, Param, choice_param, int_param, register
 from perfatlas.benchmarks.mpi import MpiBenchmark, np_param
 from perfatlas.errors import UserError
-from perfatlas.launchers import MPI_MISSING
+from perfatlas.launchers import MPI_MISSING, LaunchOptions
 from perfatlas.machine import Machine
 from perfatlas.native import bin_dir
+from perfatlas.placement import Placement
 from perfatlas.units import format_size
 
 PHASES = ("dSdC", "invD", "W", "dLdC")
@@ -151,12 +152,18 @@ class AppMadbench(MpiBenchmark):
             )
         return None
 
-    def run(self, params: dict[str, Any], machine: Machine) -> list[dict]:
+    def run(
+        self,
+        params: dict[str, Any],
+        machine: Machine,
+        options: LaunchOptions | None = None,
+        placement: Placement | None = None,
+    ) -> list[dict]:
         if shutil.which("mpirun") is None:
             raise UserError(f"{MPI_MISSING}: no mpirun on PATH")
         if self.unmeasurable(params, machine):  # stored as "not measurable here" (Benchmark.run)
-            return Benchmark.run(self, params, machine)
-        return super().run(params, machine)
+            return Benchmark.run(self, params, machine, options, placement)
+        return super().run(params, machine, options, placement)
 
     def label(self, params: dict[str, Any]) -> str:
         shown = [f"{key}={params.get(key)}" for key in ("npix", "nbin", "np", "ngang", "io")]

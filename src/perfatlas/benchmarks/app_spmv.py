@@ -26,7 +26,9 @@ from perfatlas.benchmarks.sparse_matrix import (
     resolve_matrix,
 )
 from perfatlas.errors import UserError
+from perfatlas.launchers import LaunchOptions
 from perfatlas.machine import Machine
+from perfatlas.placement import Placement
 from perfatlas.store import Store
 
 PROBLEMS = ("laplace2d", "laplace3d")
@@ -151,8 +153,14 @@ class AppSpmv(MpiBenchmark):
         skip = ("np", "bandwidth_source")
         return [f"{k}={v}" for k, v in params.items() if k not in skip and v is not None]
 
-    def run(self, params: dict[str, Any], machine: Machine) -> list[dict]:
-        documents = super().run(params, machine)
+    def run(
+        self,
+        params: dict[str, Any],
+        machine: Machine,
+        options: LaunchOptions | None = None,
+        placement: Placement | None = None,
+    ) -> list[dict]:
+        documents = super().run(params, machine, options, placement)
         source = params.get("bandwidth_source")
         for document in documents:
             roofline = (document.get("derived") or {}).get("roofline")

@@ -25,8 +25,9 @@ from perfatlas.benchmarks.sparse_matrix import (
     resolve_matrix,
 )
 from perfatlas.errors import UserError
-from perfatlas.launchers import MPI_MISSING
+from perfatlas.launchers import MPI_MISSING, LaunchOptions
 from perfatlas.machine import Machine
+from perfatlas.placement import Placement
 
 PROBLEMS = ("laplace2d", "laplace3d", "elasticity3d")
 # What pa-spsolve says when it was built without MUMPS (native/apps/spsolve/spsolve.c).
@@ -115,11 +116,17 @@ class AppSpsolve(Benchmark):
             f"{key}={value}" for key, value in params.items() if key != "np" and value is not None
         ]
 
-    def run(self, params: dict[str, Any], machine: Machine) -> list[dict]:
+    def run(
+        self,
+        params: dict[str, Any],
+        machine: Machine,
+        options: LaunchOptions | None = None,
+        placement: Placement | None = None,
+    ) -> list[dict]:
         if params["solver"] == "mumps" and shutil.which("mpirun") is None:
             raise UserError(f"{MPI_MISSING}: no mpirun on PATH")
         try:
-            return super().run(params, machine)
+            return super().run(params, machine, options, placement)
         except UserError as error:
             # pa-spsolve built without MUMPS (no libmumps-dev, or an MPICH build) says so in its
             # own sentence: stored as "not measurable here", so that a suite goes on.

@@ -12,10 +12,11 @@ from typing import Any, ClassVar
 
 from perfatlas.contract import result_warnings
 from perfatlas.errors import UserError
-from perfatlas.launchers import get_launcher, launch_options
+from perfatlas.launch_plan import prepare_launch
+from perfatlas.launchers import LaunchOptions
 from perfatlas.machine import Machine
-from perfatlas.native import executable, run_launch
-from perfatlas.placement import current_placement
+from perfatlas.native import run_launch
+from perfatlas.placement import Placement
 from perfatlas.units import format_cpu_list, format_size, parse_cpu_list, parse_duration, parse_size
 
 
@@ -180,8 +181,17 @@ class Benchmark:
         cpus = params.get("cpus") or [params.get("cpu", machine.pus[0])]
         return machine.remote_node(cpus[0])
 
-    def run(self, params: dict[str, Any], machine: Machine) -> list[dict]:
-        """Measure once; returns the native documents (one or several)."""
+    def run(
+        self,
+        params: dict[str, Any],
+        machine: Machine,
+        options: LaunchOptions | None = None,
+        placement: Placement | None = None,
+    ) -> list[dict]:
+        """Measure once on this machine; returns the native documents (one or several).
+
+        `options`: how to launch (default: the environment's); `placement`: a sweep's binding and
+        memory policy (perfatlas.placement.Placement), applied by perfatlas.launch_plan."""
         why = self.unmeasurable(params, machine)
         if why:
             return [
@@ -193,20 +203,20 @@ class Benchmark:
                     "units": dict(self.metrics),
                 }
             ]
-        launcher = get_launcher(self.launcher_for(params))
-        program = executable(self.executable)
-        launch = launcher.prepare(
-            program, self.native_args(params, machine), params, machine, launch_options()
-        )
-        placement = current_placement()  # perfatlas sweep --bind --mempolicy
-        if placement is not None:
-            placement.wrap(launch, program, self, params, machine)
+        options = options or LaunchOptions.from_environment()
+        launch, launcher = prepare_launch(self, params, machine, options, placement)
         documents = run_launch(launch, self.executable, launcher)
         documents = documents if isinstance(documents, list) else [documents]
         for document in documents:  # which launcher ran it, and the exact command line
             if isinstance(document, dict):
                 document.setdefault("launch", launch.record())
         return documents
+
+    def check_launch(
+        self, params: dict[str, Any], machine: Machine, options: LaunchOptions
+    ) -> None:
+        """What the launch options make impossible, said before a run is opened (an MPI
+        benchmark's ranks without hosts to put them on); by default nothing."""
 
     def launcher_for(self, params: dict[str, Any]) -> str:
         """The launcher of one parameter set (a benchmark whose solvers differ may choose)."""

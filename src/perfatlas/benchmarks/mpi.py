@@ -19,9 +19,10 @@ from perfatlas.benchmarks.base import (
     size_param,
 )
 from perfatlas.errors import UserError
-from perfatlas.launchers import MPI_MISSING, launch_options
+from perfatlas.launchers import MPI_MISSING, LaunchOptions
 from perfatlas.machine import Machine
 from perfatlas.native import bin_dir
+from perfatlas.placement import Placement
 from perfatlas.units import format_size
 
 RANKS_PER_PU_WITHOUT_HOSTS = 8  # beyond this on one host, np is surely a typo
@@ -125,7 +126,11 @@ class MpiBenchmark(Benchmark):
                 f"{self.name}: np={np_} is too few: {self.needs} (launch with np={self.min_np} "
                 "or more)"
             )
-        options = launch_options()
+
+    def check_launch(
+        self, params: dict[str, Any], machine: Machine, options: LaunchOptions
+    ) -> None:
+        np_ = params["np"]
         names_hosts = options.hostfile or any(
             word in ("--hostfile", "-hostfile", "--host", "-H", "-f", "--machinefile")
             for word in options.mpirun_args
@@ -142,7 +147,13 @@ class MpiBenchmark(Benchmark):
         words = [f"{key}={value}" for key, value in params.items() if key != "np"]
         return [*self.fixed_args, *words]
 
-    def run(self, params: dict[str, Any], machine: Machine) -> list[dict]:
+    def run(
+        self,
+        params: dict[str, Any],
+        machine: Machine,
+        options: LaunchOptions | None = None,
+        placement: Placement | None = None,
+    ) -> list[dict]:
         if shutil.which("mpirun") is None:
             raise UserError(f"{MPI_MISSING}: no mpirun on PATH")
         if not (bin_dir() / self.executable).is_file():
@@ -150,7 +161,7 @@ class MpiBenchmark(Benchmark):
                 f"{MPI_MISSING}: perfatlas was built without MPI, so {self.executable} does not "
                 "exist; install them and rebuild with 'make install'"
             )
-        return super().run(params, machine)
+        return super().run(params, machine, options, placement)
 
     def label(self, params: dict[str, Any]) -> str:
         shown = []

@@ -27,11 +27,12 @@ from perfatlas.cluster.collect import collect
 from perfatlas.cluster.job import Step, batch_script, make_steps
 from perfatlas.contract import validate
 from perfatlas.errors import UserError
-from perfatlas.launchers import LaunchOptions, launch_options
-from perfatlas.runner import Planned, Runner, console
+from perfatlas.launchers import LaunchOptions
+from perfatlas.planned import Destination, Planned
+from perfatlas.progress import console
 
 
-def _poll_s() -> float:
+def poll_s() -> float:
     """Seconds between two looks at the scheduler and the job folder ($PERFATLAS_POLL_INTERVAL)."""
     return float(os.environ.get("PERFATLAS_POLL_INTERVAL") or 1.0)
 
@@ -54,7 +55,7 @@ def jobs_folder(store_path: Path) -> Path:
     return Path(root) if root else Path(store_path).resolve().parent / "perfatlas-jobs"
 
 
-def _new_folder(root: Path, name: str) -> Path:
+def new_folder(root: Path, name: str) -> Path:
     for n in range(1, 1000):
         folder = root / (name if n == 1 else f"{name}.{n}")
         try:
@@ -93,7 +94,7 @@ class Job:
                 self.process.wait()
 
 
-def _start(script: Path, folder: Path, sbatch_args: tuple[str, ...]) -> Job:
+def start_job(script: Path, folder: Path, sbatch_args: tuple[str, ...]) -> Job:
     inside = os.environ.get("SLURM_JOB_ID")
     if inside:
         slurm.require("srun")
@@ -131,9 +132,11 @@ def _in_allocation(options: LaunchOptions) -> LaunchOptions:
     return replace(options, slurm=replace(options.slurm, nodes=nodes))
 
 
-def measure_in_job(runner: Runner, measurements: list[Planned], repeat: int = 1) -> list[dict]:
+def measure_in_job(
+    runner: Destination, measurements: list[Planned], repeat: int, options: LaunchOptions
+) -> list[dict]:
     """Run `measurements` as the steps of one job; returns the documents stored."""
-    options = _in_allocation(launch_options())
+    options = _in_allocation(options)
     measured, stored = [], []
     for planned in measurements:
         params = planned.benchmark.with_stored(planned.params, runner.store, runner.machine)
@@ -147,7 +150,7 @@ def measure_in_job(runner: Runner, measurements: list[Planned], repeat: int = 1)
             measured.append(planned)
     if not measured:
         return stored
-    folder = _new_folder(jobs_folder(runner.store.path), f"run-{runner.run_id}")
+    folder = new_folder(jobs_folder(runner.store.path), f"run-{runner.run_id}")
     steps = make_steps(measured, repeat, runner.machine, options, folder)
     name = f"perfatlas-run-{runner.run_id}"
     script = folder / "job.sh"
@@ -157,11 +160,11 @@ def measure_in_job(runner: Runner, measurements: list[Planned], repeat: int = 1)
     console.print(
         f"{name}: {len(steps)} step(s), {launches} launch(es), results in {folder}", soft_wrap=True
     )
-    job = _start(script, folder, options.slurm.sbatch_args)
+    job = start_job(script, folder, options.slurm.sbatch_args)
     return stored + _watch(runner, job, steps, folder)
 
 
-def _store_unmeasurable(runner: Runner, planned: Planned, why: str) -> list[dict]:
+def _store_unmeasurable(runner: Destination, planned: Planned, why: str) -> list[dict]:
     benchmark = planned.benchmark
     document = {
         "schema": "perfatlas.result/1",
@@ -175,7 +178,7 @@ def _store_unmeasurable(runner: Runner, planned: Planned, why: str) -> list[dict
     return [document]
 
 
-def _watch(runner: Runner, job: Job, steps: list[Step], folder: Path) -> list[dict]:
+def _watch(runner: Destination, job: Job, steps: list[Step], folder: Path) -> list[dict]:
     """Poll until the job ends, importing finished steps; then account for the others."""
     waiting = list(steps)
     stored: list[dict] = []
@@ -213,7 +216,7 @@ def _watch(runner: Runner, job: Job, steps: list[Step], folder: Path) -> list[di
                         "ask for fewer nodes or less time, or another partition",
                         "failed",
                     )
-                time.sleep(_poll_s())
+                time.sleep(poll_s())
             _wait_for_files(folder, waiting)
             import_finished(final=True)
             show(len(steps) - len(waiting), f"job {job.job_id} {state.state}")
@@ -234,7 +237,7 @@ def _wait_for_files(folder: Path, waiting: list[Step]) -> None:
     grace = float(os.environ.get("PERFATLAS_JOB_GRACE") or 10.0)
     deadline = time.monotonic() + grace
     while waiting and not _script_ended(folder) and time.monotonic() < deadline:
-        time.sleep(min(_poll_s(), 0.5))
+        time.sleep(min(poll_s(), 0.5))
         if all(s.finished for s in waiting):
             return
 

@@ -21,37 +21,23 @@ from typing import Any
 from perfatlas.cluster.collect import label_host
 from perfatlas.cluster.per_node import error_tail, hostfile_hosts, node_name, read_per_node
 from perfatlas.errors import UserError
-from perfatlas.launchers import Launch, LaunchOptions, get_launcher, launch_options
+from perfatlas.launch_plan import prepare_launch
+from perfatlas.launchers import Launch, LaunchOptions, get_launcher
 from perfatlas.machine import Machine
-from perfatlas.native import executable
-from perfatlas.placement import current_placement
-
-
-def measure_once(benchmark, params: dict[str, Any], machine: Machine, store_path: Path) -> list:
-    """One launch of a measurement: on every host when --launcher mpirun asks for a node-level
-    benchmark, else as the benchmark launches itself."""
-    options = launch_options()
-    every_host = options.launcher == "mpirun" and benchmark.launcher_for(params) == "local"
-    if not every_host or benchmark.unmeasurable(params, machine):
-        return benchmark.run(params, machine)
-    return on_every_host(benchmark, params, machine, options, store_path)
+from perfatlas.placement import Placement
 
 
 def on_every_host(
-    benchmark, params: dict[str, Any], machine: Machine, options: LaunchOptions, store_path: Path
+    benchmark,
+    params: dict[str, Any],
+    machine: Machine,
+    options: LaunchOptions,
+    store_path: Path,
+    placement: Placement | None = None,
 ) -> list[dict]:
-    from perfatlas.cluster.front_end import jobs_folder
-
-    program = executable(benchmark.executable)
-    inner = get_launcher("local").prepare(
-        program, benchmark.native_args(params, machine), params, machine, options
-    )
-    placement = current_placement()
-    if placement is not None:
-        placement.wrap(inner, program, benchmark)
-    root = jobs_folder(store_path)
-    root.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="hosts-", dir=root))
+    """One launch of a node-level benchmark on every host at once; a document per host."""
+    inner, _ = prepare_launch(benchmark, params, machine, options, placement, launcher="local")
+    folder = _new_folder(store_path)
     launch = get_launcher("mpirun").on_every_node(inner, str(folder), options)
     returncode, output = _run(launch)
     found = _read(folder, benchmark.executable, options)
@@ -71,6 +57,50 @@ def on_every_host(
     return documents
 
 
+PROBE_TIMEOUT_S = 60.0
+
+
+def probe_hosts(options: LaunchOptions, store_path: Path) -> list[str]:
+    """Before anything is measured: start a trivial command on every host the way measurements
+    will be started (mpirun, one process per host, the same arguments); the hosts that answered,
+    or one sentence naming those that did not."""
+    folder = _new_folder(store_path)
+    probe = Launch("local", ["echo", "{}"])
+    launch = get_launcher("mpirun").on_every_node(probe, str(folder), options)
+    try:
+        returncode, output = _run(launch, PROBE_TIMEOUT_S)
+        found = _read(folder, "echo", options)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    answered = sorted(found.documents)
+    if returncode == 0 and answered and not found.failures:
+        return answered
+    named = hostfile_hosts(options.hostfile, list(options.mpirun_args)) or ["localhost"]
+    failed = [host for host in found.failures if host in named] or list(found.failures)
+    silent = failed if answered else named
+    said = first_lines(output) or f"mpirun exited with status {returncode}"
+    raise UserError(
+        f"mpirun cannot start a process on every host ({', '.join(silent)} did not answer): "
+        f"{said}; check the hostfile and that the hosts are up"
+    )
+
+
+def first_lines(output: str, count: int = 2) -> str:
+    """The first meaningful lines of mpirun's complaint (the cause comes before its advice)."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    lines = [line for line in lines if not set(line) <= set("-*=")]
+    return " | ".join(lines[:count])
+
+
+def _new_folder(store_path: Path) -> Path:
+    """A folder of its own under the job folders, shared with the hosts."""
+    from perfatlas.cluster.front_end import jobs_folder
+
+    root = jobs_folder(store_path)
+    root.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix="hosts-", dir=root))
+
+
 def _read(folder: Path, program: str, options: LaunchOptions):
     """The hosts' documents; hosts of the hostfile that wrote nothing are named when the names
     the hosts report are those of the hostfile (else only their number is known)."""
@@ -86,8 +116,9 @@ def _read(folder: Path, program: str, options: LaunchOptions):
     return found
 
 
-def _run(launch: Launch) -> tuple[int, str]:
-    timeout = float(os.environ.get("PERFATLAS_LAUNCH_TIMEOUT") or 0) or None
+def _run(launch: Launch, probe_s: float | None = None) -> tuple[int, str]:
+    """Run to the end; `probe_s`: the time limit of a probe (else $PERFATLAS_LAUNCH_TIMEOUT)."""
+    timeout = probe_s or float(os.environ.get("PERFATLAS_LAUNCH_TIMEOUT") or 0) or None
     try:
         done = subprocess.run(
             launch.argv,
@@ -99,6 +130,15 @@ def _run(launch: Launch) -> tuple[int, str]:
         )
     except subprocess.TimeoutExpired:
         raise UserError(
-            f"mpirun did not finish within {timeout:g} s ($PERFATLAS_LAUNCH_TIMEOUT)"
+            f"mpirun did not reach every host within {timeout:g} s: a host does not answer"
+            if probe_s
+            else f"mpirun did not finish within {timeout:g} s ($PERFATLAS_LAUNCH_TIMEOUT)"
         ) from None
     return done.returncode, done.stderr + done.stdout
+
+
+def run_on_first_host(argv: list[str], options: LaunchOptions, machine: Machine) -> tuple[int, str]:
+    """`argv` once, on the first host of the hostfile (mpirun -np 1, the launch options' hosts
+    and arguments); its exit status and output (stderr, then stdout)."""
+    launch = get_launcher("mpirun").prepare(Path(argv[0]), argv[1:], {"np": 1}, machine, options)
+    return _run(launch)

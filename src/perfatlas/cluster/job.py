@@ -21,10 +21,10 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from perfatlas.launch_plan import prepare_launch
 from perfatlas.launchers import Launch, LaunchOptions, SlurmOptions, get_launcher
 from perfatlas.machine import Machine
-from perfatlas.native import executable
-from perfatlas.runner import Planned
+from perfatlas.planned import Planned
 
 # step FOLDER COMMAND...: runs COMMAND with its output in FOLDER, then writes its exit status
 # (atomically, by rename): the front end imports a launch once its status file is there.
@@ -74,16 +74,18 @@ def make_steps(
     steps = []
     for index, planned in enumerate(measurements, 1):
         benchmark, params = planned.benchmark, planned.params
-        own = get_launcher(benchmark.launcher_for(params))
-        per_node = own.name == "local"
-        program = executable(benchmark.executable)
+        per_node = benchmark.launcher_for(params) == "local"
         launches, folders = [], []
         for repetition in range(1, repeat + 1):
             folder = job_folder / f"step-{index:03d}" / f"rep-{repetition}"
-            args = benchmark.native_args(params, machine)
-            inner = (own if per_node else slurm).prepare(program, args, params, machine, options)
-            if planned.placement is not None:
-                planned.placement.wrap(inner, program, benchmark)
+            inner, _ = prepare_launch(
+                benchmark,
+                params,
+                machine,
+                options,
+                planned.placement,
+                launcher=None if per_node else "slurm",
+            )
             launch = slurm.on_every_node(inner, str(folder), options) if per_node else inner
             launches.append(launch)
             folders.append(folder)
@@ -91,7 +93,7 @@ def make_steps(
     return steps
 
 
-def _sbatch_lines(options: SlurmOptions, job_folder: Path, name: str) -> list[str]:
+def sbatch_lines(options: SlurmOptions, job_folder: Path, name: str) -> list[str]:
     wanted = {
         "job-name": name,
         "nodes": options.nodes or 1,
@@ -115,7 +117,7 @@ def batch_script(steps: list[Step], options: SlurmOptions, job_folder: Path, nam
     folder = shlex.quote(str(job_folder))
     lines = [
         "#!/bin/bash",
-        *_sbatch_lines(options, job_folder, name),
+        *sbatch_lines(options, job_folder, name),
         f"# {name}: {len(steps)} step(s) written by perfatlas; each writes its documents under",
         f"# {job_folder} and the front end imports them.",
         f"job={folder}",

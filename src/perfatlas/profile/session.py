@@ -111,3 +111,12 @@ def profile(
             f"{ending(prepared.program, status)}; its profile is stored as run {run_id}"
         )
     return 0
+
+
+def show_stored(store: Store, run_id: int, folder: Path) -> None:
+    """A profile made elsewhere (perfatlas.executors.elsewhere) and imported as run `run_id`:
+    where it is, and its report written again from this database."""
+    from perfatlas.report import write_report
+
+    print(f"stored as run {run_id} in {store.path}; profile files in {folder}")
+    print(f"report: {write_report(store, run_id, folder / REPORT_FILE)}")
