@@ -16,7 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from perfatlas.benchmarks.base import Benchmark
+from perfatlas.benchmarks.base import Benchmark, series_points
 from perfatlas.contract import validate
 from perfatlas.errors import UserError
 from perfatlas.launchers import launch_options
@@ -55,6 +55,11 @@ class Planned:
     placement: Placement | None = None
     annotate: Callable[[dict], list[str]] | None = None
     note: str = ""  # shown after the label in the progress line
+
+    @property
+    def points(self) -> int:
+        """Results this launch yields per series point (a size series: one per size)."""
+        return len(series_points(self.params, self.benchmark))
 
     @property
     def description(self) -> str:
@@ -146,9 +151,9 @@ class Runner:
 
             return measure_in_job(self, measurements, repeat)
         documents = []
-        with progress_bar(len(measurements)) as step:
+        with progress_bar(sum(p.points for p in measurements)) as step:
             for planned in measurements:
-                step(planned.description)
+                step(planned.description, planned.points)
                 with placing(planned.placement):
                     documents += self.measure(
                         planned.benchmark, planned.params, repeat, planned.annotate
@@ -157,8 +162,9 @@ class Runner:
 
 
 @contextmanager
-def progress_bar(total: int) -> Iterator[Callable[[str], None]]:
-    """A progress bar of `total` steps; each call of the yielded function starts the next step."""
+def progress_bar(total: int) -> Iterator[Callable[..., None]]:
+    """A progress bar of `total` steps; each call of the yielded function starts the next
+    measurement, which counts `points` steps (the sizes of a series launch)."""
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -169,16 +175,14 @@ def progress_bar(total: int) -> Iterator[Callable[[str], None]]:
         transient=False,
     ) as progress:
         task = progress.add_task("measuring", total=total, current="")
-        started = False
+        pending = 0  # steps of the measurement under way
 
-        def step(description: str) -> None:
-            nonlocal started
-            if started:
-                progress.advance(task)
-            started = True
+        def step(description: str, points: int = 1) -> None:
+            nonlocal pending
+            progress.advance(task, pending)
+            pending = points
             progress.update(task, current=description)
 
         yield step
-        if started:
-            progress.advance(task)
+        progress.advance(task, pending)
         progress.update(task, current="done")

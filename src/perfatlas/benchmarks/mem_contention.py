@@ -32,7 +32,10 @@ class MemContention(Benchmark):
         int_param("cpu", 0, "PU of the measured task", minimum=0),
         int_param("load_cpu", 1, "PU of the streaming task", minimum=0),
         size_param(
-            "load_bytes", 0, "streamer buffer (default: 8x the last-level cache)", minimum=0
+            "load_bytes",
+            0,
+            "streamer buffer (default: 8x the last-level cache, the effective one where probed)",
+            minimum=0,
         ),
         *repetition_params(samples=7),
     )
@@ -43,6 +46,6 @@ class MemContention(Benchmark):
         if params["cpu"] == params["load_cpu"]:
             raise UserError("mem.contention: cpu and load_cpu must be different PUs")
         if not params["load_bytes"]:
-            params["load_bytes"] = 8 * machine.last_level_cache_bytes
+            params["load_bytes"] = 8 * machine.sizing_llc_bytes
         machine.check_bytes(params["bytes"] + params["load_bytes"], "bytes + load_bytes")
         return params
