@@ -59,6 +59,22 @@ def test_a_latency_series_of_the_two_thread_method_is_one_document_per_size_and_
     )
 
 
+def test_a_contention_series_is_three_documents_per_size():
+    pus = [pu["os_index"] for pu in run_json("pa-topology", [])["pus"]]
+    if len(pus) < 2:
+        pytest.skip("needs two PUs")
+    documents = run_json(
+        "pa-mem-contention",
+        ["measure=bandwidth", "bytes=16KiB,1MiB", "load_bytes=4MiB", f"cpu={pus[0]}",
+         f"load_cpu={pus[1]}", *FAST],
+    )  # fmt: skip
+    assert [(d["params"]["bytes"], d["params"]["load"]) for d in documents] == [
+        (size, load) for size in (16 * KiB, MiB) for load in ("none", "read", "write")
+    ]
+    assert all(d["derived"]["verified"] and len(d["samples"]["bandwidth_Bps"]) == 3
+               for d in documents)  # fmt: skip
+
+
 def test_a_series_point_out_of_range_fails_before_measuring():
     with pytest.raises(UserError, match="bytes=100 is out of range"):
         run_json("pa-mem-latency", ["bytes=16KiB,100", *FAST])
@@ -98,6 +114,5 @@ def test_a_bad_series_is_one_sentence_and_status_2(cli):
     result = cli("measure", "mem.bandwidth", "bytes=64KiB..4KiB")
     assert result.code == 2
     assert "is not a size series" in result.err and len(result.err.strip().splitlines()) == 1
-    result = cli("measure", "mem.contention", "bytes=16KiB,1MiB")
-    assert result.code == 2
-    assert "is not a size" in result.err  # mem.contention measures one size per launch
+    result = cli("measure", "noise", "cpus=0,1", "duration=1ms..2ms")
+    assert result.code == 2 and len(result.err.strip().splitlines()) == 1
