@@ -129,3 +129,30 @@ def test_the_probe_on_this_machine_finds_an_llc_no_larger_than_hwlocs():
     else:
         assert sizing.effective_bytes is None and sizing.why
     assert sizing.bytes <= sizing.hwloc_bytes
+
+
+def test_an_hwloc_llc_far_larger_than_the_cache_is_replaced_by_the_probe():
+    """The issue's VM, replayed here: hwloc is made to claim a 480 MiB L3 (no x86 core has that
+    much of one cache instance to itself); the probe measures the real curve, reaches memory with
+    its 1 GiB reference, and the suite's sweeps follow the effective LLC, not 480 MiB."""
+    import copy
+
+    machine = Machine.detect()
+    if machine.memory_bytes < 4 * 2**30:
+        pytest.skip("needs 4 GiB of memory for the probe's 1 GiB reference")
+    topology = copy.deepcopy(machine.topology)
+    largest = max(topology["caches"], key=lambda c: c["size_bytes"])
+    largest["size_bytes"] = 480 * MiB
+    claimed = Machine(topology)
+    sizing = probe(claimed)
+    assert sizing.hwloc_bytes == 480 * MiB
+    assert sizing.used == "probe", sizing.why
+    assert sizing.effective_bytes < 480 * MiB
+    claimed.llc_sizing = sizing.record()
+    sizes = [
+        size
+        for m in expand(load("quick"), claimed)
+        if m.benchmark.name == "mem.bandwidth"
+        for size in m.raw["bytes"]
+    ]
+    assert max(sizes) <= 4 * sizing.effective_bytes < 4 * 480 * MiB

@@ -6,16 +6,18 @@ reached memory after a few MiB, so sweeps sized as multiples of the LLC went to 
 suites therefore size from the *effective* LLC, measured here, bounded by hwloc's.
 
 Method (the lmbench lat_mem_rd curve, McVoy & Staelin 1996, read at one threshold):
-1. One launch of pa-mem-latency measures a size series with the `page` chain (random lines within
-   pages, pages in random order: caches and memory without TLB misses), 3 samples of 2 ms each,
-   from 128 KiB upwards at 2 points per doubling, plus one reference working set of 4x hwloc's
-   LLC (at most 1 GiB and a quarter of memory): its latency M is memory's.
+1. pa-mem-latency measures one reference working set of 4x hwloc's LLC (at most 1 GiB and a
+   quarter of memory): its latency M is memory's. A second launch measures a size series with
+   the `page` chain (random lines within pages, pages in random order: caches and memory without
+   TLB misses) from 128 KiB to 8 MiB at 2 points per doubling, twice over, 5 samples of 2 ms per
+   point; the fastest sample of each size counts, since interference (other tenants streaming
+   through a shared cache, preemption) only ever slows a sample down.
 2. The effective LLC is the largest working set before the curve rises for good to M/2 or more:
    the last point below M/2 after which no point falls below it again (so one slow sample in the
    cache region does not end it). Past the LLC's capacity the chase misses ever more often; at
    M/2 about half its loads go to memory, which happens within ~2x of a level's capacity.
-3. The series continues in further launches, 8x larger each (never beyond hwloc's LLC), only while
-   its last two points are still below M/2.
+3. The series continues in further launches (also twice over), 8x larger each (never beyond
+   hwloc's LLC), only while its last two points are still below M/2.
 4. Bounded by hwloc's LLC (no program gets more than the hardware has). When memory cannot be told
    apart (the reference fits under hwloc's LLC, or even the smallest point is as slow as memory),
    hwloc's figure is used and the record says why.
@@ -25,7 +27,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from statistics import median
 
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
@@ -40,7 +41,8 @@ REFERENCE_FACTOR = 4  # memory's latency at 4x hwloc's LLC ...
 REFERENCE_MAX = 2**30  # ... at most 1 GiB ...
 REFERENCE_MEMORY_SHARE = 0.25  # ... and a quarter of memory
 MEMORY_SHARE = 0.5  # the LLC ends where latency rises for good to half of memory's
-SAMPLES, MIN_SAMPLE_TIME = 3, "2ms"
+SAMPLES, MIN_SAMPLE_TIME = 5, "2ms"
+PASSES = 2  # the series is measured twice over, the faster of each point kept
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,7 @@ class LlcSizing:
     used: str  # "probe" or "hwloc"
     why: str  # one sentence
     memory_latency_ns: float | None = None
-    curve: list[tuple[int, float]] = field(default_factory=list)  # (bytes, median ns)
+    curve: list[tuple[int, float]] = field(default_factory=list)  # (bytes, fastest ns)
     seconds: float = 0.0  # what the probe cost
     launches: int = 0
 
@@ -86,7 +88,7 @@ def not_probed(machine: Machine, why: str = "not probed") -> LlcSizing:
 def effective_llc(
     curve: list[tuple[int, float]], memory_latency_ns: float, hwloc_bytes: int
 ) -> tuple[int | None, str]:
-    """The effective LLC of a latency curve (bytes ascending, median ns) and one sentence; None
+    """The effective LLC of a latency curve (bytes ascending, ns) and one sentence; None
     when the curve shows no cache level before memory. Bounded by hwloc's LLC."""
     threshold = MEMORY_SHARE * memory_latency_ns
     points = sorted(curve)
@@ -114,24 +116,27 @@ def effective_llc(
     )
 
 
-def _latencies(sizes: list[int], cpu: int) -> list[tuple[int, float]]:
-    """One launch of pa-mem-latency over a size series: (bytes, median ns) per size."""
+def _latencies(sizes: list[int], cpu: int, passes: int = 1) -> list[tuple[int, float]]:
+    """One launch of pa-mem-latency over a size series, `passes` times over: (bytes, fastest
+    sample's ns) per size, ascending. Interference (other tenants streaming through the shared
+    cache, a preempted sample) only makes a sample slower, so the fastest of the samples of every
+    pass is what the cache holds when left alone; passes a second apart see other bursts."""
     documents = run_json(
         "pa-mem-latency",
         [
-            f"bytes={','.join(str(s) for s in sizes)}",
+            f"bytes={','.join(str(s) for s in sizes * passes)}",
             "chain=page",
             f"cpus={cpu}",
             f"samples={SAMPLES}",
             f"min_sample_time={MIN_SAMPLE_TIME}",
         ],
     )
-    documents = documents if isinstance(documents, list) else [documents]
-    return [
-        (int(d["params"]["bytes"]), float(median(d["samples"]["latency_ns"])))
-        for d in documents
-        if d.get("samples")
-    ]
+    fastest: dict[int, float] = {}
+    for d in documents if isinstance(documents, list) else [documents]:
+        if d.get("samples"):
+            size, ns = int(d["params"]["bytes"]), float(min(d["samples"]["latency_ns"]))
+            fastest[size] = min(ns, fastest.get(size, ns))
+    return sorted(fastest.items())
 
 
 def probe(machine: Machine) -> LlcSizing:
@@ -144,19 +149,18 @@ def probe(machine: Machine) -> LlcSizing:
     )
     reference -= reference % 4096
     low, high = FIRST_BYTES, min(FIRST_CHUNK_TO, hwloc)
-    measured = _latencies([*geometric_sizes(low, high, PER_DOUBLING), reference], cpu)
-    launches = 1
-    if not measured or measured[-1][0] != reference:
+    memory_point = _latencies([reference], cpu)
+    if not memory_point:
         return LlcSizing(
             hwloc, None, "hwloc", "the latency probe measured nothing (not measurable)"
         )
-    memory = measured.pop()[1]
-    curve = measured
+    memory = memory_point[0][1]
+    curve = _latencies(geometric_sizes(low, high, PER_DOUBLING), cpu, PASSES)
+    launches = 2
     while high < hwloc and not _reached_memory(curve, memory):
         low, high = high, min(high * CHUNK_GROWTH, hwloc)
-        curve += [
-            p for p in _latencies(geometric_sizes(low, high, PER_DOUBLING), cpu) if p[0] > low
-        ]
+        sizes = [size for size in geometric_sizes(low, high, PER_DOUBLING) if size > low]
+        curve += _latencies(sizes, cpu, PASSES)
         launches += 1
     seconds = time.monotonic() - started
     if reference <= hwloc:
