@@ -2,8 +2,11 @@
 
 A step's value may be a scalar, a list (every combination is measured), or a size sweep
 `{from = "4KiB", to = "256MiB", per_doubling = 2}` (geometric points, rounded to 64 bytes; bounds
-may be multiples of the last-level cache, `to = "4xLLC"`). `threads = "all"` means one thread per
-PU; `--threads LIST` replaces the thread counts of every step whose benchmark takes threads.
+may be multiples of the last-level cache, `to = "4xLLC"`: the effective one where
+perfatlas.cache_probe measured it, else hwloc's). The sizes of a step whose benchmark measures a
+size series in one process (mem.*) go to one launch per combination of its other parameters
+(docs/sizing.md). `threads = "all"` means one thread per PU; `--threads LIST` replaces the
+thread counts of every step whose benchmark takes threads.
 A step with `bind`, `mempolicy` or `launches` is a sweep: its thread counts x bindings x memory
 policies, each launched `launches` times, interleaved (perfatlas.sweep).
 """

@@ -191,7 +191,8 @@ class Benchmark:
             raise UserError(f"{self.name}: page={params['page']} must be 4KiB or 2MiB")
 
     def native_args(self, params: dict[str, Any], machine: Machine) -> list[str]:
-        """key=value words for the native executable; lists become CPU lists."""
+        """key=value words for the native executable; a series becomes a comma-separated list of
+        byte counts, other lists CPU lists."""
         if params.get("node") == "remote":
             params = dict(params, node=self._remote_node(params, machine))
         series = {p.name for p in self.params if p.series}
