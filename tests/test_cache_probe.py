@@ -156,3 +156,41 @@ def test_an_hwloc_llc_far_larger_than_the_cache_is_replaced_by_the_probe():
         for size in m.raw["bytes"]
     ]
     assert max(sizes) <= 4 * sizing.effective_bytes < 4 * 480 * MiB
+
+
+@pytest.mark.parametrize(
+    ("hwloc", "levels", "effective", "launches"),
+    [
+        (480 * MiB, [(1 * MiB, 5.0), (4 * MiB, 21.0)], 4 * MiB, 2),  # the issue's VM
+        (32 * MiB, [(2 * MiB, 5.0), (32 * MiB, 18.0)], 32 * MiB, 3),  # a real 32 MiB L3
+        (96 * MiB, [(1 * MiB, 4.0), (70 * MiB, 12.0)], 64 * MiB, 4),  # a big L3: two more
+    ],
+)
+def test_the_probe_extends_its_series_only_until_memory_shows(
+    monkeypatch, hwloc, levels, effective, launches
+):
+    """probe() against a simulated machine: the series stops once its tail is memory's, never
+    goes past hwloc's LLC, and the reference is measured beyond it."""
+    import perfatlas.cache_probe as cache_probe
+
+    calls = []
+
+    def simulated(sizes, cpu, passes=1):
+        calls.append(sizes)
+        return [
+            (size, next((ns for capacity, ns in levels if size <= capacity), 90.0))
+            for size in sorted(set(sizes))
+        ]
+
+    class Simulated:
+        last_level_cache_bytes = hwloc
+        memory_bytes = 64 * 2**30
+
+        def cpus_for_threads(self, threads):
+            return [0]
+
+    monkeypatch.setattr(cache_probe, "_latencies", simulated)
+    sizing = cache_probe.probe(Simulated())
+    assert calls[0] == [min(4 * hwloc, 2**30)]  # the reference, beyond hwloc's LLC
+    assert max(max(sizes) for sizes in calls[1:]) <= hwloc
+    assert (sizing.effective_bytes, sizing.launches) == (effective, launches)
