@@ -33,9 +33,12 @@ def test_expansion_is_the_product_of_the_lists_and_threads_all_means_every_pu():
             }
         ]
     }
-    measurements = expand(suite, FakeMachine())
+    measurements = expand(suite, FakeMachine(), series=False)
     assert len(measurements) == 2 * 2 * 2  # 'all' == 4 is measured once
     assert {m.raw["threads"] for m in measurements} == {1, 4}
+    series = expand(suite, FakeMachine())  # the sizes of one op and thread count: one launch
+    assert len(series) == 2 * 2
+    assert all(m.raw["bytes"] == ["1MiB", "2MiB"] for m in series)
 
 
 def test_threads_option_overrides_the_suite():
@@ -62,7 +65,7 @@ def test_a_suite_file_that_is_not_toml_is_one_sentence(tmp_path):
 
 def test_sweeps_can_end_at_a_multiple_of_the_last_level_cache():
     class Machine(FakeMachine):
-        last_level_cache_bytes = 32 * 2**20
+        last_level_cache_bytes = sizing_llc_bytes = 32 * 2**20  # not probed: hwloc's
 
     sizes = size_sweep({"from": "32MiB", "to": "4xLLC"}, Machine())
     assert sizes == [32 * 2**20, 64 * 2**20, 128 * 2**20]

@@ -156,7 +156,39 @@ static void check_range(const pa_param *param, const char *word, double v)
         return;
     pa_fail(2, "%s=%s is out of range: it must be between %.15g and %.15g%s", param->name, word,
             param->min, param->max,
-            param->kind == PA_SIZE ? " bytes" : param->kind == PA_DURATION ? " seconds" : "");
+            param->kind == PA_SIZE || param->kind == PA_SIZES ? " bytes" : param->kind == PA_DURATION ? " seconds" : "");
+}
+
+static void parse_value(const pa_param *param, const char *word, pa_value *value);
+
+/* "4096,32KiB,1MiB": every point parsed and checked as a PA_SIZE of the same bounds; the first is
+ * the current value. A series runs in one process (docs/contract.md, Series). */
+static void parse_sizes(const pa_param *param, const char *word, pa_value *value)
+{
+    pa_param single = *param;
+    single.kind = PA_SIZE;
+    value->nsizes = 0;
+    value->sizes = NULL;
+    for (const char *p = word;;) {
+        size_t len = strcspn(p, ",");
+        char point[64];
+        if (len == 0 || len >= sizeof point)
+            pa_fail(2, "%s=%s is not a size or a comma-separated list of sizes", param->name,
+                    word);
+        snprintf(point, sizeof point, "%.*s", (int)len, p);
+        pa_value one = {0};
+        parse_value(&single, point, &one);
+        value->sizes = realloc(value->sizes, sizeof(long long) * (size_t)(value->nsizes + 1));
+        if (!value->sizes)
+            pa_fail(2, "out of memory while parsing %s", param->name);
+        value->sizes[value->nsizes++] = one.integer;
+        if (p[len] == '\0')
+            break;
+        p += len + 1;
+    }
+    value->integer = value->sizes[0];
+    snprintf(value->point, sizeof value->point, "%lld", value->integer);
+    value->text = value->nsizes > 1 ? value->point : word;
 }
 
 static void parse_value(const pa_param *param, const char *word, pa_value *value)
@@ -213,6 +245,9 @@ static void parse_value(const pa_param *param, const char *word, pa_value *value
         break;
     case PA_STRING:
         break;
+    case PA_SIZES:
+        parse_sizes(param, word, value);
+        break;
     }
 }
 
@@ -221,7 +256,7 @@ static const char *kind_name(pa_kind kind)
     static const char *names[] = {
         [PA_INT] = "integer",         [PA_SIZE] = "bytes",      [PA_DOUBLE] = "number",
         [PA_CHOICE] = "choice",       [PA_CPUS] = "cpu list",   [PA_DURATION] = "duration",
-        [PA_NODE] = "memory policy",  [PA_STRING] = "text",
+        [PA_NODE] = "memory policy",  [PA_STRING] = "text",     [PA_SIZES] = "bytes, or a list",
     };
     return names[kind];
 }
@@ -300,6 +335,22 @@ const int *pa_arg_cpus(const pa_args *args, const char *name, int *ncpus)
     const pa_value *value = pa_arg(args, name);
     *ncpus = value->ncpus;
     return value->cpus;
+}
+
+int pa_arg_points(const pa_args *args, const char *name)
+{
+    const pa_value *value = pa_arg(args, name);
+    return value->nsizes > 0 ? value->nsizes : 1;
+}
+
+void pa_arg_select(pa_args *args, const char *name, int k)
+{
+    pa_value *value = (pa_value *)pa_arg(args, name);
+    if (k < 0 || k >= value->nsizes)
+        pa_fail(2, "point %d of %s does not exist (this is a perfatlas bug)", k, name);
+    value->integer = value->sizes[k];
+    snprintf(value->point, sizeof value->point, "%lld", value->integer);
+    value->text = value->point;
 }
 
 FILE *pa_args_output(const pa_args *args)

@@ -18,6 +18,7 @@ static void write_params(pa_json *json, const pa_args *args)
         switch (param->kind) {
         case PA_INT:
         case PA_SIZE:
+        case PA_SIZES: /* the current point of a series */
             pa_json_int(json, value->integer);
             break;
         case PA_DOUBLE:

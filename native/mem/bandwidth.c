@@ -5,7 +5,11 @@
  * sample runs from a barrier, through every thread running the kernel `iterations` times over its
  * slice, to the next barrier; bandwidth = bytes_per_iteration * elements * iterations / seconds,
  * without write-allocate traffic. Afterwards every slice is checked against the values the
- * kernel must have produced (STREAM's check), which also keeps the compiler from deleting work. */
+ * kernel must have produced (STREAM's check), which also keeps the compiler from deleting work.
+ *
+ * bytes= may list a series of working sets (bytes=4KiB,8KiB,...): one process measures them in
+ * order, each point with its own buffer, first touch, calibration, samples and check, and writes
+ * one document per point (a JSON array), as separate launches would (docs/contract.md, Series). */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +31,9 @@ static const char kernel_names[] =
 
 static const pa_param params[] = {
     {"op", PA_CHOICE, "triad", "kernel", kernel_names + 1, 0, 0},
-    {"bytes", PA_SIZE, "1GiB", "working set over all arrays of the kernel", NULL, 512, 0x1p40},
+    {"bytes", PA_SIZES, "1GiB",
+     "working set over all arrays of the kernel; a comma-separated list measures a series", NULL,
+     512, 0x1p40},
     {"cpus", PA_CPUS, "0", "one thread per listed PU, in this order", NULL, 0, 0},
     {"store", PA_CHOICE, "normal", "stores: normal, or nt (non-temporal, bypassing the caches)",
      "normal,nt", 0, 0},
@@ -93,32 +99,54 @@ static void thread_body(run *r, const int *cpus, int t)
     r->iterations = iterations;
 }
 
-static void write_document(const pa_args *args, const run *r)
+static void write_document(pa_json *json, const pa_args *args, const run *r)
 {
-    pa_json json;
-    pa_json_init(&json, pa_args_output(args));
-    pa_result_begin(&json, "mem.bandwidth", args);
-    pa_json_key_int(&json, "threads", r->threads);
-    pa_result_context(&json, r->placement, r->threads, &r->buffer);
+    pa_result_begin(json, "mem.bandwidth", args);
+    pa_json_key_int(json, "threads", r->threads);
+    pa_result_context(json, r->placement, r->threads, &r->buffer);
     size_t elements = r->per_thread * (size_t)r->threads;
     if (r->why) {
-        pa_result_not_measurable(&json, r->why);
+        pa_result_not_measurable(json, r->why);
     } else {
         double *bandwidth = malloc((size_t)r->samples * sizeof *bandwidth);
         double bytes = (double)pa_kernel_bytes_per_iteration(r->kernel) * (double)elements *
                        (double)r->iterations;
         for (int i = 0; i < r->samples; i++)
             bandwidth[i] = bytes / r->seconds[i];
-        pa_result_samples(&json, "bandwidth_Bps", "byte/s", bandwidth, r->seconds, r->samples);
+        pa_result_samples(json, "bandwidth_Bps", "byte/s", bandwidth, r->seconds, r->samples);
         free(bandwidth);
-        pa_json_key(&json, "derived");
-        pa_json_begin_object(&json);
-        pa_kernel_derived_json(&json, r->kernel, elements, r->iterations, 1);
-        pa_json_end_object(&json);
+        pa_json_key(json, "derived");
+        pa_json_begin_object(json);
+        pa_kernel_derived_json(json, r->kernel, elements, r->iterations, 1);
+        pa_json_end_object(json);
     }
-    pa_result_end(&json);
-    if (pa_json_finish(&json))
-        pa_fail(2, "cannot write the result");
+    pa_result_end(json);
+}
+
+/* The smallest working set this kernel can divide among the threads. */
+static size_t grain_bytes(const run *r)
+{
+    return PA_KERNEL_GRAIN * sizeof(double) * (size_t)(r->kernel->arrays * r->threads);
+}
+
+/* One point of the series: map, first-touch, calibrate, sample, check, write, unmap. */
+static void measure_point(pa_json *json, const pa_args *args, run *r, const int *cpus)
+{
+    size_t grain = grain_bytes(r);
+    r->per_thread = pa_arg_size(args, "bytes") / grain * PA_KERNEL_GRAIN;
+    size_t used = r->per_thread * sizeof(double) * (size_t)(r->kernel->arrays * r->threads);
+    r->why = pa_buffer_map(&r->buffer, used, pa_arg_size(args, "page"),
+                           (int)pa_arg_int(args, "node"));
+    r->iterations = 0;
+    for (int t = 0; t < r->threads; t++)
+        r->placement[t] = (pa_thread_placement){.cpu_requested = cpus[t]};
+    omp_set_dynamic(0);
+#pragma omp parallel num_threads(r->threads)
+    thread_body(r, cpus, pa_team_thread(r->threads));
+    if (r->failure[0])
+        pa_fail(3, "%s", r->failure);
+    write_document(json, args, r);
+    pa_buffer_unmap(&r->buffer);
 }
 
 /* `--kernels`: the catalog of kernels.def as JSON, so that nothing outside native/ restates it. */
@@ -160,28 +188,32 @@ int main(int argc, char **argv)
                 r.kernel->name);
     const int *cpus = pa_arg_cpus(&args, "cpus", &r.threads);
     pa_cpus_validate(cpus, r.threads);
-    size_t bytes = pa_arg_size(&args, "bytes");
-    size_t grain = PA_KERNEL_GRAIN * sizeof(double) * (size_t)(r.kernel->arrays * r.threads);
-    if (bytes < grain)
-        pa_fail(2, "bytes=%s is too small for op %s on %d thread%s: it needs at least %zu bytes",
-                pa_arg_text(&args, "bytes"), r.kernel->name, r.threads, r.threads > 1 ? "s" : "",
-                grain);
-    r.per_thread = bytes / grain * PA_KERNEL_GRAIN;
+    int points = pa_arg_points(&args, "bytes");
+    for (int k = 0; k < points; k++) { /* every point is checked before anything is measured */
+        if (points > 1)
+            pa_arg_select(&args, "bytes", k);
+        if (pa_arg_size(&args, "bytes") < grain_bytes(&r))
+            pa_fail(2,
+                    "bytes=%s is too small for op %s on %d thread%s: it needs at least %zu bytes",
+                    pa_arg_text(&args, "bytes"), r.kernel->name, r.threads,
+                    r.threads > 1 ? "s" : "", grain_bytes(&r));
+    }
     pa_timer_init();
     pa_numa_counters_start(); /* before the OpenMP team, which then counts with it */
-
-    size_t used = r.per_thread * sizeof(double) * (size_t)(r.kernel->arrays * r.threads);
-    r.why = pa_buffer_map(&r.buffer, used, pa_arg_size(&args, "page"),
-                          (int)pa_arg_int(&args, "node"));
     r.placement = calloc((size_t)r.threads, sizeof *r.placement);
     r.seconds = calloc((size_t)r.samples, sizeof *r.seconds);
-    for (int t = 0; t < r.threads; t++)
-        r.placement[t].cpu_requested = cpus[t];
-    omp_set_dynamic(0);
-#pragma omp parallel num_threads(r.threads)
-    thread_body(&r, cpus, pa_team_thread(r.threads));
-    if (r.failure[0])
-        pa_fail(3, "%s", r.failure);
-    write_document(&args, &r);
+    pa_json json;
+    pa_json_init(&json, pa_args_output(&args));
+    if (points > 1)
+        pa_json_begin_array(&json);
+    for (int k = 0; k < points; k++) {
+        if (points > 1)
+            pa_arg_select(&args, "bytes", k);
+        measure_point(&json, &args, &r, cpus);
+    }
+    if (points > 1)
+        pa_json_end_array(&json);
+    if (pa_json_finish(&json))
+        pa_fail(2, "cannot write the result");
     return 0;
 }

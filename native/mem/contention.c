@@ -21,12 +21,16 @@
 #include "sampler.h"
 #include "timer.h"
 
+/* bytes= may list a series of working sets: one process measures them in order, each point with
+ * fresh buffers, and writes its three documents as a launch of its own would (docs/contract.md). */
 static const pa_param params[] = {
     {"measure", PA_CHOICE, "latency",
      "what the measuring thread measures: latency (page-random pointer chase) or bandwidth (the "
      "read kernel)",
      "latency,bandwidth", 0, 0},
-    {"bytes", PA_SIZE, "64MiB", "working set of the measuring thread", NULL, 4096, 0x1p37},
+    {"bytes", PA_SIZES, "64MiB",
+     "working set of the measuring thread; a comma-separated list measures a series", NULL, 4096,
+     0x1p37},
     {"cpu", PA_INT, "0", "PU of the measuring thread", NULL, 0, 65535},
     {"load_cpu", PA_INT, "1", "PU of the load thread", NULL, 0, 65535},
     {"load_bytes", PA_SIZE, "256MiB", "buffer the load thread streams over", NULL, 0x1p20, 0x1p40},
@@ -180,6 +184,36 @@ static void write_document(pa_json *json, const pa_args *args, const experiment 
     pa_result_end(json);
 }
 
+/* One point of a series: both buffers mapped and first-touched anew, the three conditions
+ * interleaved, three documents written, the buffers unmapped (as a launch of its own would). */
+static void measure_point(pa_json *json, const pa_args *args, experiment *e, const int cpus[2])
+{
+    e->bytes = pa_arg_size(args, "bytes");
+    e->why = pa_buffer_map(&e->buffer, e->bytes, PA_BASE_PAGE, PA_NODE_LOCAL);
+    if (!e->why)
+        e->why = pa_buffer_map(&e->load_buffer, e->load_bytes, PA_BASE_PAGE, PA_NODE_LOCAL);
+    e->chain = (pa_chain){0};
+    e->repetitions = 0;
+    atomic_store(&e->request, 0);
+    atomic_store(&e->acknowledged, 0);
+    for (int t = 0; t < 2; t++)
+        e->placement[t] = (pa_thread_placement){.cpu_requested = cpus[t]};
+    omp_set_dynamic(0);
+#pragma omp parallel num_threads(2)
+    {
+        int t = pa_team_thread(2);
+        pa_pin_self(cpus[t], e->placement[t].cpus_allowed, sizeof e->placement[t].cpus_allowed);
+        if (t == 0)
+            measuring_thread(e);
+        else
+            load_thread(e);
+    }
+    for (int load = 0; load < LOADS; load++)
+        write_document(json, args, e, load);
+    pa_buffer_unmap(&e->buffer);
+    pa_buffer_unmap(&e->load_buffer);
+}
+
 int main(int argc, char **argv)
 {
     pa_args args;
@@ -190,35 +224,24 @@ int main(int argc, char **argv)
     if (cpus[0] == cpus[1])
         pa_fail(2, "load_cpu must differ from cpu (both are %d)", cpus[0]);
     pa_cpus_validate(cpus, 2);
-    experiment e = {.latency = strcmp(pa_arg_text(&args, "measure"), "latency") == 0,
-                    .bytes = pa_arg_size(&args, "bytes"),
-                    .load_bytes = pa_arg_size(&args, "load_bytes"),
-                    .samples = (int)pa_arg_int(&args, "samples"),
-                    .min_seconds = pa_arg_double(&args, "min_sample_time")};
+    static experiment e; /* zeroed; its atomics are reset for every point */
+    e.latency = strcmp(pa_arg_text(&args, "measure"), "latency") == 0;
+    e.load_bytes = pa_arg_size(&args, "load_bytes");
+    e.samples = (int)pa_arg_int(&args, "samples");
+    e.min_seconds = pa_arg_double(&args, "min_sample_time");
     pa_timer_init();
-    e.why = pa_buffer_map(&e.buffer, e.bytes, PA_BASE_PAGE, PA_NODE_LOCAL);
-    if (!e.why)
-        e.why = pa_buffer_map(&e.load_buffer, e.load_bytes, PA_BASE_PAGE, PA_NODE_LOCAL);
     for (int load = 0; load < LOADS; load++)
         e.seconds[load] = calloc((size_t)e.samples, sizeof(double));
-    for (int t = 0; t < 2; t++)
-        e.placement[t].cpu_requested = cpus[t];
-    omp_set_dynamic(0);
-#pragma omp parallel num_threads(2)
-    {
-        int t = pa_team_thread(2);
-        pa_pin_self(cpus[t], e.placement[t].cpus_allowed, sizeof e.placement[t].cpus_allowed);
-        if (t == 0)
-            measuring_thread(&e);
-        else
-            load_thread(&e);
-    }
 
     pa_json json;
     pa_json_init(&json, pa_args_output(&args));
     pa_json_begin_array(&json);
-    for (int load = 0; load < LOADS; load++)
-        write_document(&json, &args, &e, load);
+    int points = pa_arg_points(&args, "bytes");
+    for (int k = 0; k < points; k++) {
+        if (points > 1)
+            pa_arg_select(&args, "bytes", k);
+        measure_point(&json, &args, &e, cpus);
+    }
     pa_json_end_array(&json);
     return pa_json_finish(&json) ? 2 : 0;
 }

@@ -3,7 +3,11 @@
  * With one PU the thread pinned there allocates, first-touches (builds the chain) and measures.
  * With two PUs A,B (the two-thread method) the thread on A allocates and first-touches; then A
  * measures while B spins, and B measures while A spins, so both latencies are to the very same
- * memory: local and remote to the owner's caches and NUMA node. One document per measuring PU. */
+ * memory: local and remote to the owner's caches and NUMA node. One document per measuring PU.
+ *
+ * bytes= may list a series of working sets (bytes=16KiB,32KiB,...): one process measures them in
+ * order, each point with its own buffer, chain, warm lap, calibration, samples and check, and
+ * writes its documents as separate launches would, all in one JSON array (docs/contract.md). */
 #include <omp.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -20,8 +24,9 @@
 #include "timer.h"
 
 static const pa_param params[] = {
-    {"bytes", PA_SIZE, "64MiB", "working set, one chain element per cache line", NULL, 4096,
-     0x1p37},
+    {"bytes", PA_SIZES, "64MiB",
+     "working set, one chain element per cache line; a comma-separated list measures a series",
+     NULL, 4096, 0x1p37},
     {"chain", PA_CHOICE, "page",
      "page: lines in random order within each page, pages in random order (latency without TLB "
      "misses); random: one random cycle over all lines (TLB misses included)",
@@ -82,27 +87,17 @@ static void write_document(pa_json *json, const pa_args *args, int cpu, int owne
     pa_result_end(json);
 }
 
-int main(int argc, char **argv)
+/* One point of the series: map, build the chain (first touch by the owner), let each measuring
+ * thread measure in turn, write one document per measuring PU, unmap. */
+static void measure_point(pa_json *json, const pa_args *args, const int *cpus, int ncpus)
 {
-    pa_args args;
-    pa_args_parse(&args, "pa-mem-latency", "memory latency by pointer chasing", params,
-                  sizeof params / sizeof *params, argc, argv);
-    int ncpus;
-    const int *cpus = pa_arg_cpus(&args, "cpus", &ncpus);
-    if (ncpus > 2)
-        pa_fail(2, "cpus lists %d PUs: give one PU, or two (owner,other) for the two-thread method",
-                ncpus);
-    pa_cpus_validate(cpus, ncpus);
-    pa_timer_init();
-    pa_numa_counters_start(); /* before the OpenMP team, which then counts with it */
-
-    size_t bytes = pa_arg_size(&args, "bytes"), page = pa_arg_size(&args, "page");
-    pa_chain_kind kind = strcmp(pa_arg_text(&args, "chain"), "page") ? PA_CHAIN_RANDOM
-                                                                     : PA_CHAIN_PAGE;
-    double min_seconds = pa_arg_double(&args, "min_sample_time");
-    int samples = (int)pa_arg_int(&args, "samples");
+    size_t bytes = pa_arg_size(args, "bytes"), page = pa_arg_size(args, "page");
+    pa_chain_kind kind = strcmp(pa_arg_text(args, "chain"), "page") ? PA_CHAIN_RANDOM
+                                                                    : PA_CHAIN_PAGE;
+    double min_seconds = pa_arg_double(args, "min_sample_time");
+    int samples = (int)pa_arg_int(args, "samples");
     pa_buffer buffer;
-    const char *why = pa_buffer_map(&buffer, bytes, page, (int)pa_arg_int(&args, "node"));
+    const char *why = pa_buffer_map(&buffer, bytes, page, (int)pa_arg_int(args, "node"));
 
     pa_chain chain = {0};
     pa_thread_placement threads[2];
@@ -121,7 +116,7 @@ int main(int argc, char **argv)
         pa_pin_self(cpus[t], threads[t].cpus_allowed, sizeof threads[t].cpus_allowed);
         if (t == 0 && !why) {
             pa_chain_build(&chain, buffer.base, bytes, pa_cache_line_bytes(), page, kind,
-                           (uint64_t)pa_arg_int(&args, "seed"));
+                           (uint64_t)pa_arg_int(args, "seed"));
             why = pa_buffer_verify(&buffer);
             if (pa_chain_check(&chain))
                 pa_fail(3, "the chain is not one cycle through all %zu lines", chain.lines);
@@ -138,15 +133,40 @@ int main(int argc, char **argv)
 #pragma omp barrier
         }
     }
+    for (int t = 0; t < ncpus; t++) {
+        write_document(json, args, cpus[t], cpus[0], threads, ncpus, &buffer, why, &chain,
+                       &results[t]);
+        free(results[t].seconds);
+        free(results[t].latency_ns);
+    }
+    pa_buffer_unmap(&buffer);
+}
 
+int main(int argc, char **argv)
+{
+    pa_args args;
+    pa_args_parse(&args, "pa-mem-latency", "memory latency by pointer chasing", params,
+                  sizeof params / sizeof *params, argc, argv);
+    int ncpus;
+    const int *cpus = pa_arg_cpus(&args, "cpus", &ncpus);
+    if (ncpus > 2)
+        pa_fail(2, "cpus lists %d PUs: give one PU, or two (owner,other) for the two-thread method",
+                ncpus);
+    pa_cpus_validate(cpus, ncpus);
+    pa_timer_init();
+    pa_numa_counters_start(); /* before the OpenMP team, which then counts with it */
+
+    int points = pa_arg_points(&args, "bytes");
     pa_json json;
     pa_json_init(&json, pa_args_output(&args));
-    if (ncpus > 1)
+    if (ncpus > 1 || points > 1)
         pa_json_begin_array(&json);
-    for (int t = 0; t < ncpus; t++)
-        write_document(&json, &args, cpus[t], cpus[0], threads, ncpus, &buffer, why, &chain,
-                       &results[t]);
-    if (ncpus > 1)
+    for (int k = 0; k < points; k++) {
+        if (points > 1)
+            pa_arg_select(&args, "bytes", k);
+        measure_point(&json, &args, cpus, ncpus);
+    }
+    if (ncpus > 1 || points > 1)
         pa_json_end_array(&json);
     return pa_json_finish(&json) ? 2 : 0;
 }

@@ -47,6 +47,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     definition = suites.load(args.suite)  # bad suite names fail before anything is opened
     machine = Machine.detect()
     threads = parse_cpu_list(args.threads, "--threads") if args.threads else None
+    if suites.uses_llc(definition):  # sizes relative to the LLC: the one this program can use
+        machine.llc_sizing = _llc_sizing(args, machine).record()
     planned = []
     for m in suites.expand(definition, machine, threads):
         raw = _with_np(m.benchmark, m.raw, args.np)
@@ -69,6 +71,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         path = write_report(store, runner.run_id, out / f"run-{runner.run_id}.html")
     print(f"run {runner.run_id} stored in {args.db}; report: {path.resolve()}")
     return 0
+
+
+def _llc_sizing(args: argparse.Namespace, machine):
+    """The LLC a suite's sizes follow (perfatlas.cache_probe), said in one line."""
+    from perfatlas.cache_probe import not_probed, sizing_for
+    from perfatlas.progress import console
+
+    if args.llc == "probe" and getattr(args, "launcher", None) in ("slurm", "mpirun"):
+        sizing = not_probed(machine, "not probed: this host's caches need not be the nodes'")
+    else:
+        with console.status("probing the effective last-level cache (latency)"):
+            sizing = sizing_for(args.llc, machine)
+    console.print(sizing.sentence(), soft_wrap=True)
+    return sizing
 
 
 def _with_np(benchmark, raw: dict, np_: str | None) -> dict:
@@ -485,6 +501,12 @@ def build_parser() -> argparse.ArgumentParser:
     _launch_arguments(p)
     p.add_argument("--threads", help="thread counts to sweep, e.g. 1,2 or 1-4")
     p.add_argument("--np", help="MPI ranks of every comm.* step (a number or 'all')")
+    p.add_argument(
+        "--llc",
+        default="probe",
+        help="the LLC that 'xLLC' sizes follow: probe (measure the effective one, default), "
+        "hwloc, or a size",
+    )
 
     p = command("measure", cmd_measure, "measure one benchmark with explicit parameters")
     p.add_argument("benchmark")

@@ -197,9 +197,22 @@ def virtualization() -> Check:
     return Check("virtualization", OK, "bare metal")
 
 
+def last_level_cache(machine: Machine) -> Check:
+    """hwloc's LLC against the effective one the latency probe finds (perfatlas.cache_probe):
+    suites size their sweeps from the effective one."""
+    from perfatlas.cache_probe import probe
+
+    sizing = probe(machine)
+    if sizing.used != "probe" or sizing.effective_bytes is None:
+        return Check("last-level cache", LIMITED, sizing.sentence())
+    status = OK if sizing.effective_bytes >= sizing.hwloc_bytes / 2 else LIMITED
+    return Check("last-level cache", status, f"{sizing.sentence()}; probe {sizing.seconds:g} s")
+
+
 def checks(machine: Machine) -> list[Check]:
     return [
         numa(machine),
+        last_level_cache(machine),
         hardware_counters(),
         *huge_pages(),
         frequency(),

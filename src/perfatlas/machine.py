@@ -64,6 +64,8 @@ def _command_version(argv: list[str]) -> str | None:
 @dataclass
 class Machine:
     topology: dict
+    # perfatlas.cache_probe's record (LlcSizing.record()) once the effective LLC was probed
+    llc_sizing: dict | None = None
 
     @classmethod
     def detect(cls) -> Machine:
@@ -94,6 +96,14 @@ class Machine:
     def last_level_cache_bytes(self) -> int:
         sizes = [c["size_bytes"] for c in self.topology["caches"] if c["type"] != "instruction"]
         return max(sizes, default=32 * 2**20)
+
+    @property
+    def sizing_llc_bytes(self) -> int:
+        """The LLC that sizes are derived from ('4xLLC', contention's streamer): the effective one
+        where perfatlas.cache_probe measured it, else hwloc's."""
+        if self.llc_sizing and self.llc_sizing.get("used") == "probe":
+            return int(self.llc_sizing["effective_bytes"])
+        return self.last_level_cache_bytes
 
     def cpus_for_threads(self, threads: int) -> list[int]:
         """One PU per core first (cores in hwloc order), then the cores' further PUs (SMT)."""
@@ -176,6 +186,13 @@ class Machine:
             "mpi": _command_version(["mpirun", "--version"]),
             "environment": {
                 k: v for k, v in sorted(os.environ.items()) if k.startswith(_RELEVANT_ENV_PREFIXES)
+            },
+            "llc": self.llc_sizing
+            or {
+                "hwloc_bytes": self.last_level_cache_bytes,
+                "effective_bytes": None,
+                "used": "hwloc",
+                "why": "not probed (no size of this run is relative to the LLC)",
             },
         }
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from perfatlas.benchmarks.base import Benchmark
+from perfatlas.benchmarks.base import Benchmark, series_points
 from perfatlas.machine import Machine
 from perfatlas.placement import Placement
 from perfatlas.store import Store
@@ -26,6 +26,11 @@ class Planned:
     placement: Placement | None = None
     annotate: Callable[[dict], list[str]] | None = None
     note: str = ""  # shown after the label in the progress line
+
+    @property
+    def points(self) -> int:
+        """Results this launch yields per series point (a size series: one per size)."""
+        return len(series_points(self.params, self.benchmark))
 
     @property
     def description(self) -> str:

@@ -12,8 +12,9 @@ console = Console(stderr=True)
 
 
 @contextmanager
-def progress_bar(total: int) -> Iterator[Callable[[str], None]]:
-    """A progress bar of `total` steps; each call of the yielded function starts the next step."""
+def progress_bar(total: int) -> Iterator[Callable[..., None]]:
+    """A progress bar of `total` steps; each call of the yielded function starts the next
+    measurement, which counts `points` steps (the sizes of a series launch)."""
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -24,16 +25,14 @@ def progress_bar(total: int) -> Iterator[Callable[[str], None]]:
         transient=False,
     ) as progress:
         task = progress.add_task("measuring", total=total, current="")
-        started = False
+        pending = 0  # steps of the measurement under way
 
-        def step(description: str) -> None:
-            nonlocal started
-            if started:
-                progress.advance(task)
-            started = True
+        def step(description: str, points: int = 1) -> None:
+            nonlocal pending
+            progress.advance(task, pending)
+            pending = points
             progress.update(task, current=description)
 
         yield step
-        if started:
-            progress.advance(task)
+        progress.advance(task, pending)
         progress.update(task, current="done")

@@ -2,8 +2,11 @@
 
 A step's value may be a scalar, a list (every combination is measured), or a size sweep
 `{from = "4KiB", to = "256MiB", per_doubling = 2}` (geometric points, rounded to 64 bytes; bounds
-may be multiples of the last-level cache, `to = "4xLLC"`). `threads = "all"` means one thread per
-PU; `--threads LIST` replaces the thread counts of every step whose benchmark takes threads.
+may be multiples of the last-level cache, `to = "4xLLC"`: the effective one where
+perfatlas.cache_probe measured it, else hwloc's). The sizes of a step whose benchmark measures a
+size series in one process (mem.*) go to one launch per combination of its other parameters
+(docs/sizing.md). `threads = "all"` means one thread per PU; `--threads LIST` replaces the
+thread counts of every step whose benchmark takes threads.
 A step with `bind`, `mempolicy` or `launches` is a sweep: its thread counts x bindings x memory
 policies, each launched `launches` times, interleaved (perfatlas.sweep).
 """
@@ -23,7 +26,7 @@ from perfatlas.errors import UserError
 from perfatlas.machine import Machine
 from perfatlas.placement import parse_bind, parse_mempolicy
 from perfatlas.sweep import Slot, plan, schedule
-from perfatlas.units import parse_size
+from perfatlas.units import geometric_sizes, parse_size
 
 
 @dataclass(frozen=True)
@@ -59,38 +62,63 @@ def load(name: str) -> dict:
     return suite
 
 
-def suite_size(text: str | int, machine: Machine | None, what: str) -> int:
-    """A size, or a multiple of the last-level cache ('4xLLC') so that suites scale with the machine."""
+def uses_llc(suite: dict) -> bool:
+    """Whether some size of the suite is a multiple of the last-level cache (worth probing)."""
+
+    def sized(value: object) -> bool:
+        if isinstance(value, dict):
+            return any(sized(v) for v in value.values())
+        if isinstance(value, list):
+            return any(sized(v) for v in value)
+        return isinstance(value, str) and value.upper().endswith("XLLC")
+
+    return any(sized(step) for step in suite["step"])
+
+
+def suite_size(
+    text: str | int, machine: Machine | None, what: str, llc_bytes: int | None = None
+) -> int:
+    """A size, or a multiple of the last-level cache ('4xLLC') so that suites scale with the
+    machine. The LLC is `llc_bytes` when given (the effective one, perfatlas.cache_probe), else
+    the machine's sizing LLC (the probed one if it was probed, else hwloc's)."""
     if isinstance(text, str) and text.upper().endswith("XLLC"):
-        if machine is None:
+        if machine is None and llc_bytes is None:
             raise UserError(f"{what}='{text}' needs the machine's cache sizes")
         factor = text[:-4] or "1"
+        llc = llc_bytes if llc_bytes is not None else machine.sizing_llc_bytes
         try:
-            return int(float(factor) * machine.last_level_cache_bytes)
+            return int(float(factor) * llc)
         except ValueError:
             raise UserError(f"{what}='{text}' is not a multiple of the LLC (e.g. 4xLLC)") from None
     return parse_size(text, what)
 
 
-def size_sweep(spec: dict, machine: Machine | None = None) -> list[int]:
+def size_sweep(
+    spec: dict, machine: Machine | None = None, llc_bytes: int | None = None
+) -> list[int]:
     """{from, to, per_doubling} -> geometric sizes from..to with per_doubling points per 2x."""
-    low, high = suite_size(spec["from"], machine, "from"), suite_size(spec["to"], machine, "to")
+    low = suite_size(spec["from"], machine, "from", llc_bytes)
+    high = suite_size(spec["to"], machine, "to", llc_bytes)
     per_doubling = int(spec.get("per_doubling", 1))
     if low <= 0 or high < low or per_doubling < 1:
         raise UserError(f"size sweep {spec} needs 0 < from <= to and per_doubling >= 1")
-    sizes, k = [], 0
-    while True:
-        size = int(round(low * 2 ** (k / per_doubling) / 64) * 64) or low
-        if size > high:
-            return sorted(set(sizes))
-        sizes.append(size)
-        k += 1
+    return geometric_sizes(low, high, per_doubling)
 
 
-def expand(suite: dict, machine: Machine, threads: list[int] | None = None) -> list[Measurement]:
+def expand(
+    suite: dict,
+    machine: Machine,
+    threads: list[int] | None = None,
+    llc_bytes: int | None = None,
+    series: bool = True,
+) -> list[Measurement]:
     """Every parameter combination of every step, in suite order. A step with `bind`,
     `mempolicy` or `launches` is a sweep (perfatlas sweep): for each combination of its other
-    parameters, its thread counts x bindings x policies, launched `launches` times, interleaved."""
+    parameters, its thread counts x bindings x policies, launched `launches` times, interleaved.
+
+    Sizes relative to the LLC use `llc_bytes` when given (see suite_size). With `series`, the
+    working sets of a step whose benchmark measures a size series in one process (a Param with
+    series=True) stay together: one Measurement, one launch, one result per size."""
     measurements = []
     for step in suite["step"]:
         step = dict(step)
@@ -102,16 +130,27 @@ def expand(suite: dict, machine: Machine, threads: list[int] | None = None) -> l
         axes = {}
         for key, value in step.items():
             if isinstance(value, dict):
-                value = size_sweep(value, machine)
+                value = size_sweep(value, machine, llc_bytes)
             values = value if isinstance(value, list) else [value]
             if key == "threads":
                 values = [len(machine.pus) if v == "all" else v for v in values]
                 values = list(dict.fromkeys(values))  # 'all' may equal an explicit count
             axes[key] = [v if isinstance(v, (int, str)) else str(v) for v in values]
         slots = _sweep_slots(sweep, axes.pop("threads", [1]), machine) if sweep else ()
+        grouped = series and not sweep and _series_key(benchmark, axes)
+        if grouped:  # one launch measures every size of the step (docs/contract.md, Series)
+            axes[grouped] = [axes[grouped]]
         for combination in itertools.product(*axes.values()):
             measurements.append(Measurement(benchmark, dict(zip(axes, combination)), slots))
     return measurements
+
+
+def _series_key(benchmark: Benchmark, axes: dict[str, list]) -> str | None:
+    """The parameter of the step whose values one launch can measure as a series, if several."""
+    for param in benchmark.params:
+        if param.series and len(axes.get(param.name, [])) > 1:
+            return param.name
+    return None
 
 
 def _sweep_slots(sweep: dict, threads: list, machine: Machine) -> tuple[Slot, ...]:

@@ -158,6 +158,13 @@ def print_summary(store: Store, run_id: int) -> None:
         f"[bold]run {run_id}[/] on {run['host']}: {status}, "
         f"{sum(1 for r in data.results if r.samples)} results"
     )
+    llc = (run.get("context") or {}).get("llc") or {}
+    if llc.get("effective_bytes"):  # perfatlas.cache_probe
+        chosen = "effective" if llc.get("used") == "probe" else "hwloc's"
+        console.print(
+            f"last-level cache: hwloc {format_size(llc['hwloc_bytes'])}, effective "
+            f"{format_size(llc['effective_bytes'])}; sizes relative to the LLC follow {chosen}"
+        )
     for table in (
         levels_table(data),
         bandwidth_table(data),

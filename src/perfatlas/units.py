@@ -42,6 +42,38 @@ def parse_size(text: str | int, what: str = "size") -> int:
     return int(value)
 
 
+def geometric_sizes(low: int, high: int, per_doubling: int = 1) -> list[int]:
+    """low..high with per_doubling points per 2x, rounded to 64 bytes (cache lines), ascending."""
+    sizes, k = [], 0
+    while True:
+        size = int(round(low * 2 ** (k / per_doubling) / 64) * 64) or low
+        if size > high:
+            return sorted(set(sizes))
+        sizes.append(size)
+        k += 1
+
+
+def parse_size_series(text: str, what: str = "bytes") -> list[int]:
+    """A series of sizes: '16KiB,1MiB' (a list), or '4KiB..64MiB/2' (geometric, 2 points per
+    doubling; '/N' may be left out for one per doubling); a single size gives a list of one."""
+    text = text.strip()
+    if ".." in text:
+        bounds, _, per = text.partition("/")
+        low_text, _, high_text = bounds.partition("..")
+        low, high = parse_size(low_text, what), parse_size(high_text, what)
+        try:
+            per_doubling = int(per) if per else 1
+        except ValueError:
+            per_doubling = 0
+        if low <= 0 or high < low or per_doubling < 1:
+            raise UserError(
+                f"{what}='{text}' is not a size series: write FROM..TO/N with 0 < FROM <= TO and "
+                "N points per doubling (e.g. 4KiB..64MiB/2)"
+            )
+        return geometric_sizes(low, high, per_doubling)
+    return [parse_size(word, what) for word in text.split(",")]
+
+
 def format_size(n_bytes: float) -> str:
     """1073741824 -> '1 GiB'; 1536 -> '1.5 KiB' (binary prefixes, as the report labels them)."""
     for unit, factor in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):

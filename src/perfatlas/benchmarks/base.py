@@ -17,7 +17,14 @@ from perfatlas.launchers import LaunchOptions
 from perfatlas.machine import Machine
 from perfatlas.native import run_launch
 from perfatlas.placement import Placement
-from perfatlas.units import format_cpu_list, format_size, parse_cpu_list, parse_duration, parse_size
+from perfatlas.units import (
+    format_cpu_list,
+    format_size,
+    parse_cpu_list,
+    parse_duration,
+    parse_size,
+    parse_size_series,
+)
 
 
 @dataclass(frozen=True)
@@ -32,8 +39,18 @@ class Param:
     minimum: float | None = None
     maximum: float | None = None
     format: Callable[[Any], str] = str
+    series: bool = False  # a list of values is measured by one launch, one result per value
 
     def value(self, text: str | Any, benchmark: str) -> Any:
+        if self.series and isinstance(text, str) and (".." in text or "," in text):
+            text = parse_size_series(text, self.name)
+        if isinstance(text, list):
+            if not self.series:
+                raise UserError(f"{benchmark}: {self.name} takes one value, not a list")
+            if not text:
+                raise UserError(f"{benchmark}: {self.name} is an empty list")
+            points = [self.value(t, benchmark) for t in text]
+            return points if len(points) > 1 else points[0]
         if self.choices is not None and str(text) not in self.choices:
             raise UserError(
                 f"{benchmark}: {self.name}='{text}' is not one of {', '.join(self.choices)}"
@@ -50,10 +67,27 @@ class Param:
         return value
 
 
-def size_param(name: str, default: int, help: str, minimum: int = 1) -> Param:
+def size_param(name: str, default: int, help: str, minimum: int = 1, series: bool = False) -> Param:
+    """A size; with `series`, also a list ('16KiB,1MiB') or a geometric series ('4KiB..64MiB/2'),
+    measured in one launch with one result per size (docs/contract.md, Series)."""
     return Param(
-        name, lambda t: parse_size(t, name), default, help, minimum=minimum, format=format_size
+        name,
+        lambda t: parse_size(t, name),
+        default,
+        help,
+        minimum=minimum,
+        format=format_size,
+        series=series,
     )
+
+
+def series_points(params: dict[str, Any], benchmark: Benchmark) -> list[dict[str, Any]]:
+    """One parameter set per point of a series parameter (a single set when there is none)."""
+    for param in benchmark.params:
+        values = params.get(param.name)
+        if param.series and isinstance(values, list):
+            return [dict(params, **{param.name: value}) for value in values]
+    return [params]
 
 
 def int_param(name: str, default: int, help: str, minimum: int = 1, maximum: int | None = None):
@@ -140,7 +174,8 @@ class Benchmark:
     def check(self, params: dict[str, Any], machine: Machine) -> None:
         """Machine-dependent validation (sizes that fit, CPUs and nodes that exist)."""
         if "bytes" in params:
-            machine.check_bytes(params["bytes"])
+            sizes = params["bytes"] if isinstance(params["bytes"], list) else [params["bytes"]]
+            machine.check_bytes(max(sizes))
         node = params.get("node")
         if node is not None and node not in ("local", "interleave", "remote"):
             if not str(node).isdigit():
@@ -157,12 +192,16 @@ class Benchmark:
             raise UserError(f"{self.name}: page={params['page']} must be 4KiB or 2MiB")
 
     def native_args(self, params: dict[str, Any], machine: Machine) -> list[str]:
-        """key=value words for the native executable; lists become CPU lists."""
+        """key=value words for the native executable; a series becomes a comma-separated list of
+        byte counts, other lists CPU lists."""
         if params.get("node") == "remote":
             params = dict(params, node=self._remote_node(params, machine))
+        series = {p.name for p in self.params if p.series}
         words = []
         for key, value in params.items():
-            if isinstance(value, list):
+            if key in series and isinstance(value, list):
+                value = ",".join(str(v) for v in value)
+            elif isinstance(value, list):
                 value = format_cpu_list(value)
             words.append(f"{key}={value}")
         return words
@@ -198,10 +237,11 @@ class Benchmark:
                 {
                     "schema": "perfatlas.result/1",
                     "benchmark": self.name,
-                    "params": params,
+                    "params": point,
                     "not_measurable": why,
                     "units": dict(self.metrics),
                 }
+                for point in series_points(params, self)
             ]
         options = options or LaunchOptions.from_environment()
         launch, launcher = prepare_launch(self, params, machine, options, placement)
@@ -246,7 +286,14 @@ class Benchmark:
         for name, value in params.items():
             if value is None or name in ("samples", "min_sample_time", "seed"):
                 continue
-            if isinstance(value, list):
+            if isinstance(value, list) and name in declared and declared[name].series:
+                show = declared[name].format
+                value = (
+                    f"{show(value[0])}..{show(value[-1])} ({len(value)} points)"
+                    if value == sorted(value) and len(value) > 2
+                    else ",".join(show(v) for v in value)
+                )
+            elif isinstance(value, list):
                 value = format_cpu_list(value)
             elif name in declared:
                 value = declared[name].format(value)

@@ -37,7 +37,12 @@ class MemBandwidth(Benchmark):
     params = (
         Param("op", str, "triad", "kernel: see 'perfatlas list' (cachebench ops and STREAM)"),
         size_param(
-            "bytes", 256 * 2**20, "working set: all arrays of the kernel together", minimum=1024
+            "bytes",
+            256 * 2**20,
+            "working set: all arrays of the kernel together; a list (16KiB,1MiB) or a series "
+            "(4KiB..64MiB/2: 2 points per doubling) is measured in one launch",
+            minimum=1024,
+            series=True,
         ),
         int_param("threads", 1, "threads, one per core first (ignored when cpus= is given)"),
         cpus_param("cpus", "explicit PU list, one thread each"),

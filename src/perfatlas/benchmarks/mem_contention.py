@@ -28,11 +28,21 @@ class MemContention(Benchmark):
     metrics = {"latency_ns": "ns", "bandwidth_Bps": "byte/s"}
     params = (
         choice_param("measure", ("latency", "bandwidth"), "what the measured task does"),
-        size_param("bytes", 64 * 2**20, "working set of the measured task", minimum=4096),
+        size_param(
+            "bytes",
+            64 * 2**20,
+            "working set of the measured task; a list or a series (4KiB..64MiB/2) is measured in "
+            "one launch",
+            minimum=4096,
+            series=True,
+        ),
         int_param("cpu", 0, "PU of the measured task", minimum=0),
         int_param("load_cpu", 1, "PU of the streaming task", minimum=0),
         size_param(
-            "load_bytes", 0, "streamer buffer (default: 8x the last-level cache)", minimum=0
+            "load_bytes",
+            0,
+            "streamer buffer (default: 8x the last-level cache, the effective one where probed)",
+            minimum=0,
         ),
         *repetition_params(samples=7),
     )
@@ -43,6 +53,7 @@ class MemContention(Benchmark):
         if params["cpu"] == params["load_cpu"]:
             raise UserError("mem.contention: cpu and load_cpu must be different PUs")
         if not params["load_bytes"]:
-            params["load_bytes"] = 8 * machine.last_level_cache_bytes
-        machine.check_bytes(params["bytes"] + params["load_bytes"], "bytes + load_bytes")
+            params["load_bytes"] = 8 * machine.sizing_llc_bytes
+        sizes = params["bytes"] if isinstance(params["bytes"], list) else [params["bytes"]]
+        machine.check_bytes(max(sizes) + params["load_bytes"], "bytes + load_bytes")
         return params

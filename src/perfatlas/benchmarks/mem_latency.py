@@ -33,7 +33,14 @@ class MemLatency(Benchmark):
     executable = "pa-mem-latency"
     metrics = {"latency_ns": "ns"}
     params = (
-        size_param("bytes", 64 * 2**20, "working set", minimum=4096),
+        size_param(
+            "bytes",
+            64 * 2**20,
+            "working set; a list (16KiB,1MiB) or a series (4KiB..64MiB/2: 2 points per "
+            "doubling) is measured in one launch",
+            minimum=4096,
+            series=True,
+        ),
         choice_param(
             "chain",
             ("page", "random"),

@@ -22,6 +22,7 @@ from pathlib import Path
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from perfatlas.benchmarks.base import series_points
 from perfatlas.cluster import slurm
 from perfatlas.cluster.collect import collect
 from perfatlas.cluster.job import Step, batch_script, make_steps
@@ -166,16 +167,19 @@ def measure_in_job(
 
 def _store_unmeasurable(runner: Destination, planned: Planned, why: str) -> list[dict]:
     benchmark = planned.benchmark
-    document = {
-        "schema": "perfatlas.result/1",
-        "benchmark": benchmark.name,
-        "params": planned.params,
-        "not_measurable": why,
-        "units": dict(benchmark.metrics),
-    }
-    validate(document, benchmark.name)
-    runner.store.add_document(runner.run_id, document, [])
-    return [document]
+    documents = []
+    for params in series_points(planned.params, benchmark):  # one per size of a series
+        document = {
+            "schema": "perfatlas.result/1",
+            "benchmark": benchmark.name,
+            "params": params,
+            "not_measurable": why,
+            "units": dict(benchmark.metrics),
+        }
+        validate(document, benchmark.name)
+        runner.store.add_document(runner.run_id, document, [])
+        documents.append(document)
+    return documents
 
 
 def _watch(runner: Destination, job: Job, steps: list[Step], folder: Path) -> list[dict]:

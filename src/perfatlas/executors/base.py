@@ -80,9 +80,9 @@ class OneLaunchAtATime(Executor):
         if not progress:
             return [doc for planned in measurements for doc in self._measure(into, planned, repeat)]
         documents = []
-        with progress_bar(len(measurements)) as step:
+        with progress_bar(sum(p.points for p in measurements)) as step:
             for planned in measurements:
-                step(planned.description)
+                step(planned.description, planned.points)
                 documents += self._measure(into, planned, repeat)
         return documents
 

@@ -48,6 +48,21 @@ def _environment(context: dict) -> str | Markup:
     return Markup("<br>").join(Markup("<code>{}={}</code>").format(k, v) for k, v in env.items())
 
 
+def _llc(context: dict) -> str:
+    """hwloc's last-level cache, the effective one the probe found, and which one sized the run
+    (perfatlas.cache_probe)."""
+    llc = context.get("llc")
+    if not llc:
+        return "not recorded (a run from before the probe existed)"
+    effective = llc.get("effective_bytes")
+    chosen = "the effective one" if llc.get("used") == "probe" else "hwloc's"
+    return (
+        f"hwloc {format_size(llc['hwloc_bytes'])}, effective "
+        f"{format_size(effective) if effective else 'not measured'}; sizes relative to the LLC "
+        f"used {chosen} ({llc.get('why', '')})"
+    )
+
+
 @section("machine", "Machine and run context", order=10)
 def machine_section(data: RunData) -> list[Block]:
     run, context = data.run, data.run.get("context") or {}
@@ -57,6 +72,7 @@ def machine_section(data: RunData) -> list[Block]:
         ("host", run.get("host", "?")),
         ("CPU", context.get("cpu_model") or run["topology"].get("cpu_model") or "?"),
         ("shape", _shape(run["topology"])),
+        ("last-level cache", _llc(context)),
         ("kernel", context.get("kernel", "?")),
         ("frequency governor", context.get("governor", "?")),
         ("transparent huge pages", context.get("thp") or "unknown"),
