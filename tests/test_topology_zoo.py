@@ -86,7 +86,12 @@ def test_every_shipped_suite_plans_within_the_machine(name, on, cli, tmp_path):
     machine = on(name)
     pus, nodes = set(machine.pus), set(machine.numa_nodes)
     node_of = {pu["os_index"]: pu["numa_node"] for pu in machine.topology["pus"]}
-    memory_only = {n["os_index"] for n in machine.memory_only_nodes}
+    # nodes of memory that is not the PUs' own, by hwloc's subtype or an empty cpuset
+    memory_only = {
+        n["os_index"]
+        for n in machine.topology["numa_nodes"]
+        if n.get("subtype") in ("HBM", "GPUMemory", "CXL-DRAM") or not n["cpus"]
+    }
     for suite in suite_names():
         result = cli("run", suite, "--plan", "--json")
         assert result.code == 0, f"{suite} on {name}: {result.err}"
@@ -174,6 +179,7 @@ def test_the_remote_node_is_the_nearest_node_with_pus(on):
     gpu = on("24em64t-2n6c2t-gpu-numa.xml")
     assert gpu.remote_node(0) == 1
     assert gpu.memory_bytes < 40 * 2**30  # the GPUs' 64 GiB are not host memory
+    assert {pu["numa_node"] for pu in gpu.topology["pus"]} == {0, 1}  # not GPU nodes 2, 3
     assert on("16em64t-4s2c2t.xml").remote_node(0) is None  # one node
     assert on("8intel64-4n2t-memattrs.xml").remote_node(0) == 1  # no distances: hwloc order
 

@@ -77,10 +77,14 @@ def _check_plan_json(args: argparse.Namespace) -> None:
 def _show_plan(plan, as_json: bool) -> int:
     from perfatlas.plan import print_plan
 
-    if as_json:
-        print(json.dumps(plan.document(), indent=1))
-    else:
-        print_plan(plan)
+    try:
+        if as_json:
+            print(json.dumps(plan.document(), indent=1))
+        else:
+            print_plan(plan)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `--plan | head`: the reader has seen enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
