@@ -167,6 +167,7 @@ def describe(launch: PlannedLaunch, machine: Machine) -> dict[str, Any]:
         "memory": _memory(item, machine),
         "launcher": launcher,
         "ranks": ranks if launcher != "local" else None,
+        "not_measurable": item.benchmark.unmeasurable(params, machine),
         "estimated_seconds": round(launch.seconds, 2),
     }
 
@@ -226,7 +227,8 @@ def print_plan(plan: Plan) -> None:
     rows = plan.rows()
     columns = [
         [
-            " ".join(p for p in (row["parameters"], row["placement"], row["note"]) if p),
+            " ".join(p for p in (row["parameters"], row["placement"], row["note"]) if p)
+            + (f" [{row['not_measurable']}]" if row["not_measurable"] else ""),
             f"size {format_size(row['bytes'])}" if row["bytes"] else "",
             f"PUs {row['cpus']}",
             f"memory {row['memory']}",

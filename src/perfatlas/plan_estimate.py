@@ -11,8 +11,9 @@ On top of that, per benchmark:
 - comm.*: per measured point (a message size, a pair, a process count) the samples, warm-up and
   calibration (about 4 more samples) of min_sample_time, capped by time_limit (native/comm/comm.c
   cuts the samples to fit time_limit);
-- app.*: repetitions x an assumed cost of one repetition (APP_REPETITION_S): the proxies' cost
-  depends on the problem in ways this model does not try to follow; the plan says "about".
+- app.*: (repetitions + 1) x (a fixed part + the problem's work: unknowns or cells x 5 us for
+  sparse solves and sweeps, 2 nbin npix^3 flops at 10 Gflop/s for MADbench); app.spmv like comm;
+- a launch the benchmark declares not measurable here (remote NUMA on one node) costs LAUNCH_S.
 The model is deliberately simple: it is meant to say "2 minutes" or "3 hours", not "131 s".
 """
 
@@ -29,12 +30,19 @@ SETUP_BYTES_PER_S = 1e9  # allocating, first-touching and linking a buffer
 DRAM_LOAD_S = 100e-9  # one dependent load beyond the last-level cache
 CACHE_LOAD_S = 2e-9  # one dependent load within the caches
 STREAM_BYTES_PER_S = 10e9  # one pass of a bandwidth kernel
-APP_REPETITION_S = 0.5  # one repetition of an application proxy at the shipped sizes
+APP_REPETITION_S = 0.05  # the fixed part of one repetition of an application proxy
+APP_SECONDS_PER_UNKNOWN = 5e-6  # app.spsolve, app.sweep: per unknown or cell and repetition
+DENSE_FLOPS_PER_S = 10e9  # app.madbench: ScaLAPACK on a few cores
+APP_SPMV_POINTS = 8  # app.spmv: reads and writes, element-wise and replicated, and the kernels
 CALIBRATION_SAMPLES = 4  # comm: warm-up and batch calibration, in samples
 
 
 def launch_seconds(name: str, params: dict[str, Any], machine: Machine, mpi: bool) -> float:
     """The estimated wall time of one launch of benchmark `name` with resolved `params`."""
+    from perfatlas.benchmarks import get
+
+    if get(name).unmeasurable(params, machine):  # answered without running the executable
+        return LAUNCH_S
     family = name.split(".")[0]
     body = {
         "mem": _memory,
@@ -60,8 +68,9 @@ def _memory(name: str, params: dict[str, Any], machine: Machine) -> float:
     else:
         one_pass = size / STREAM_BYTES_PER_S
         points = 3 if name == "mem.contention" else 1  # none, read, write interleaved
-    setup = (size + int(params.get("load_bytes") or 0)) / SETUP_BYTES_PER_S
-    sample = max(float(params.get("min_sample_time") or 0.02), one_pass)
+    load = int(params.get("load_bytes") or 0)  # mem.contention: a full load pass per sample
+    setup = (size + load) / SETUP_BYTES_PER_S
+    sample = max(float(params.get("min_sample_time") or 0.02), one_pass) + load / STREAM_BYTES_PER_S
     return setup + points * (_samples(params) + 1) * sample
 
 
@@ -103,8 +112,26 @@ def _comm(name: str, params: dict[str, Any], machine: Machine) -> float:
 
 
 def _app(name: str, params: dict[str, Any], machine: Machine) -> float:
-    if "repeat" in params:
-        return (int(params["repeat"]) + 1) * APP_REPETITION_S  # + the untimed first solve
-    samples = _samples(params, 11) + CALIBRATION_SAMPLES
-    per_point = samples * float(params.get("min_sample_time") or 0.01)
-    return 4 * min(per_point, float(params.get("time_limit") or per_point))  # app.spmv's 4 kernels
+    """Repetitions (the untimed first one included) x (a fixed part + the problem's work)."""
+    if name == "app.spmv":
+        samples = _samples(params, 11) + CALIBRATION_SAMPLES
+        per_point = samples * float(params.get("min_sample_time") or 0.01)
+        return APP_SPMV_POINTS * min(per_point, float(params.get("time_limit") or per_point))
+    return (int(params.get("repeat") or 1) + 1) * (APP_REPETITION_S + _app_work(name, params))
+
+
+def _app_work(name: str, params: dict[str, Any]) -> float:
+    """Seconds of work of one repetition beyond the fixed part, by the problem's size: sparse
+    solves and sweeps linear in unknowns or cells; MADbench's W step, nbin matrix products of
+    order npix (2 nbin npix^3 flops)."""
+    if name == "app.madbench":
+        npix, nbin = int(params.get("npix") or 1024), int(params.get("nbin") or 16)
+        return 2 * nbin * npix**3 / DENSE_FLOPS_PER_S
+    if name == "app.sweep":
+        cells = (
+            int(params.get("it") or 20) * int(params.get("jt") or 20) * int(params.get("kt") or 20)
+        )
+        return cells * APP_SECONDS_PER_UNKNOWN
+    n = int(params.get("n") or 32)
+    unknowns = {"laplace2d": n**2, "laplace3d": n**3, "elasticity3d": 3 * (n + 1) ** 3}
+    return unknowns.get(str(params.get("problem")), n**3) * APP_SECONDS_PER_UNKNOWN
