@@ -7,10 +7,11 @@ import sys
 import time
 
 SLOW_SUITE = """
-description = "many small latency measurements, long enough to be interrupted"
+description = "two size series (a launch each), long enough to be interrupted in the second"
 [[step]]
 benchmark = "mem.latency"
-bytes = { from = "4KiB", to = "64MiB", per_doubling = 4 }
+chain = ["page", "random"]
+bytes = { from = "4KiB", to = "64MiB", per_doubling = 2 }
 samples = 20
 min_sample_time = "20ms"
 """

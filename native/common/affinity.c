@@ -4,18 +4,30 @@
 #include <omp.h>
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
 
 static hwloc_topology_t topology;
 
+/* HWLOC_XMLFILE names a topology to use instead of this machine's (hwloc's own variable). hwloc
+ * quietly falls back to the real machine when that file cannot be loaded; here it is an error,
+ * so that a plan is never computed for another machine than the one asked for. */
 void pa_topology_load(void)
 {
     if (topology)
         return;
-    if (hwloc_topology_init(&topology) || hwloc_topology_load(topology))
+    const char *xml = getenv("HWLOC_XMLFILE");
+    if (hwloc_topology_init(&topology))
         pa_fail(2, "hwloc cannot read this machine's topology: %s", strerror(errno));
+    /* memory-side caches (hwloc MemCache) are dropped by default; pa-topology reports them */
+    hwloc_topology_set_type_filter(topology, HWLOC_OBJ_MEMCACHE, HWLOC_TYPE_FILTER_KEEP_ALL);
+    if (xml && *xml && hwloc_topology_set_xml(topology, xml))
+        pa_fail(2, "HWLOC_XMLFILE=%s is not a topology hwloc can load: %s", xml, strerror(errno));
+    if (hwloc_topology_load(topology))
+        pa_fail(2, "hwloc cannot load the topology%s%s: %s", xml ? " of HWLOC_XMLFILE=" : "",
+                xml ? xml : "", strerror(errno));
 }
 
 hwloc_topology_t pa_topology(void)

@@ -25,7 +25,9 @@ static void cpu_model(hwloc_topology_t topo, char *out, size_t size)
     hwloc_obj_t package = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0);
     const char *model = package ? hwloc_obj_get_info_by_name(package, "CPUModel") : NULL;
     snprintf(out, size, "%s", model ? model : "unknown");
-    FILE *cpuinfo = model ? NULL : fopen("/proc/cpuinfo", "r");
+    /* /proc/cpuinfo describes this machine, not one loaded from HWLOC_XMLFILE */
+    int here = hwloc_topology_is_thissystem(topo);
+    FILE *cpuinfo = model || !here ? NULL : fopen("/proc/cpuinfo", "r");
     char line[512];
     while (cpuinfo && fgets(line, sizeof line, cpuinfo)) {
         char *colon = strchr(line, ':');
@@ -39,13 +41,33 @@ static void cpu_model(hwloc_topology_t topo, char *out, size_t size)
         fclose(cpuinfo);
 }
 
+/* Memory a NUMA node of this subtype holds is not the PUs' ordinary memory (hwloc's NUMANode
+ * subtypes: HBM, GPUMemory, NVM, SPM, CXL-DRAM ...); DRAM or none is ordinary. */
+static int special_memory(hwloc_obj_t node)
+{
+    return node->subtype && strcmp(node->subtype, "DRAM") != 0;
+}
+
+/* The local NUMA node of a PU: among the nodes whose locality holds it, the one with the
+ * narrowest locality (a package's node before a machine-wide CXL node), ordinary memory before
+ * HBM or GPU memory of the same locality; NULL where no node holds it (a restricted cpuset). */
 static hwloc_obj_t numa_node_of(hwloc_topology_t topo, unsigned pu)
 {
-    hwloc_obj_t node = NULL;
-    while ((node = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, node)))
-        if (hwloc_bitmap_isset(node->cpuset, pu))
-            return node;
-    return NULL;
+    hwloc_obj_t best = NULL, node = NULL;
+    while ((node = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, node))) {
+        if (!hwloc_bitmap_isset(node->cpuset, pu))
+            continue;
+        if (!best) {
+            best = node;
+            continue;
+        }
+        int weight = hwloc_bitmap_weight(node->cpuset);
+        int best_weight = hwloc_bitmap_weight(best->cpuset);
+        if (weight < best_weight ||
+            (weight == best_weight && special_memory(best) && !special_memory(node)))
+            best = node;
+    }
+    return best;
 }
 
 static void write_pus(pa_json *json, hwloc_topology_t topo)
@@ -67,6 +89,36 @@ static void write_pus(pa_json *json, hwloc_topology_t topo)
     pa_json_end_array(json);
 }
 
+/* Whether some PU has this node as its local node; a node that is no PU's local node holds
+ * memory only (CXL expanders, HBM in flat mode, GPU memory exposed as a NUMA node). */
+static int local_to_some_pu(hwloc_topology_t topo, hwloc_obj_t node)
+{
+    hwloc_obj_t pu = NULL;
+    while ((pu = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, pu)))
+        if (numa_node_of(topo, pu->os_index) == node)
+            return 1;
+    return 0;
+}
+
+/* A memory-side cache in front of the node (hwloc MemCache: e.g. DRAM caching NVM, or MCDRAM in
+ * cache mode): the node's memory parents up to the first CPU-side object. */
+static void write_memory_side_cache(pa_json *json, hwloc_obj_t node)
+{
+    pa_json_key(json, "memory_side_cache");
+    hwloc_obj_t parent = node->parent;
+    while (parent && parent->type != HWLOC_OBJ_MEMCACHE && hwloc_obj_type_is_memory(parent->type))
+        parent = parent->parent;
+    if (!parent || parent->type != HWLOC_OBJ_MEMCACHE) {
+        pa_json_null(json);
+        return;
+    }
+    pa_json_begin_object(json);
+    pa_json_key_int(json, "size_bytes", (long long)parent->attr->cache.size);
+    pa_json_key_int(json, "line_bytes", parent->attr->cache.linesize);
+    pa_json_key_int(json, "level", parent->attr->cache.depth);
+    pa_json_end_object(json);
+}
+
 static void write_numa_nodes(pa_json *json, hwloc_topology_t topo)
 {
     pa_json_key(json, "numa_nodes");
@@ -77,8 +129,44 @@ static void write_numa_nodes(pa_json *json, hwloc_topology_t topo)
         pa_json_key_int(json, "os_index", node->os_index);
         pa_json_key_int(json, "memory_bytes", (long long)node->attr->numanode.local_memory);
         key_cpuset(json, "cpus", node->cpuset);
+        if (node->subtype)
+            pa_json_key_string(json, "subtype", node->subtype);
+        else {
+            pa_json_key(json, "subtype");
+            pa_json_null(json);
+        }
+        pa_json_key_bool(json, "memory_only", !local_to_some_pu(topo, node));
+        write_memory_side_cache(json, node);
         pa_json_end_object(json);
     }
+    pa_json_end_array(json);
+}
+
+/* Hybrid processors: hwloc's CPU kinds (efficiency 0 = the least powerful), with the CoreType and
+ * FrequencyMaxMHz infos where the OS or hwloc reports them; one kind (or none) on most machines. */
+static void write_cpu_kinds(pa_json *json, hwloc_topology_t topo)
+{
+    pa_json_key(json, "cpu_kinds");
+    pa_json_begin_array(json);
+    int kinds = hwloc_cpukinds_get_nr(topo, 0);
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    for (int k = 0; k < kinds; k++) {
+        int efficiency = -1;
+        unsigned ninfos = 0;
+        struct hwloc_info_s *infos = NULL;
+        if (hwloc_cpukinds_get_info(topo, (unsigned)k, set, &efficiency, &ninfos, &infos, 0))
+            continue;
+        pa_json_begin_object(json);
+        key_cpuset(json, "cpus", set);
+        pa_json_key_int(json, "efficiency", efficiency);
+        for (unsigned i = 0; i < ninfos; i++)
+            if (!strcmp(infos[i].name, "CoreType"))
+                pa_json_key_string(json, "core_type", infos[i].value);
+            else if (!strcmp(infos[i].name, "FrequencyMaxMHz"))
+                pa_json_key_int(json, "max_mhz", atoll(infos[i].value));
+        pa_json_end_object(json);
+    }
+    hwloc_bitmap_free(set);
     pa_json_end_array(json);
 }
 
@@ -206,6 +294,9 @@ int main(int argc, char **argv)
     write_distances(&json, topo);
     write_caches(&json, topo);
     write_huge_page_sizes(&json, topo);
+    write_cpu_kinds(&json, topo);
+    /* 0 where the topology came from HWLOC_XMLFILE: nothing can be bound or measured on it */
+    pa_json_key_bool(&json, "this_system", hwloc_topology_is_thissystem(topo));
     pa_timer_init(); /* the timer every measuring executable uses, for `perfatlas doctor` */
     pa_timer_json(&json);
     pa_json_end_object(&json);

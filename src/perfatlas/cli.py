@@ -37,31 +37,30 @@ def cmd_run(args: argparse.Namespace) -> int:
     from perfatlas import suite as suites
     from perfatlas.machine import Machine
     from perfatlas.nodes_summary import print_nodes
+    from perfatlas.plan import suite_plan
     from perfatlas.report import write_report
-    from perfatlas.runner import Planned, Runner, console
+    from perfatlas.runner import Runner, console
     from perfatlas.summary import print_summary
-    from perfatlas.sweep import planned_launches
     from perfatlas.sweep_analysis import print_sweep
     from perfatlas.units import parse_cpu_list
 
+    _check_plan_json(args)
     definition = suites.load(args.suite)  # bad suite names fail before anything is opened
     machine = Machine.detect()
     threads = parse_cpu_list(args.threads, "--threads") if args.threads else None
     if suites.uses_llc(definition):  # sizes relative to the LLC: the one this program can use
         machine.llc_sizing = _llc_sizing(args, machine).record()
-    planned = []
-    for m in suites.expand(definition, machine, threads):
-        raw = _with_np(m.benchmark, m.raw, args.np)
-        if m.slots:  # a sweep step
-            planned += planned_launches(m.benchmark, raw, list(m.slots), machine)
-        else:
-            planned.append(Planned(m.benchmark, m.benchmark.resolve(raw, machine)))
+    plan = suite_plan(args.suite, definition, machine, threads, args.np, args.repeat)
+    if args.plan:  # nothing measured, no database opened
+        return _show_plan(plan, args.json)
     store = _store(args)
     runner = Runner(store, machine, args.executor)
-    runner.check(planned)
-    console.print(f"suite [bold]{args.suite}[/]: {len(planned)} measurements, database {args.db}")
+    runner.check(plan.planned)
+    console.print(
+        f"suite [bold]{args.suite}[/]: {len(plan.launches)} measurements, database {args.db}"
+    )
     with runner.run(args.suite, sys.argv):
-        runner.measure_all(planned, repeat=args.repeat)
+        runner.measure_all(plan.planned, repeat=args.repeat)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     print_summary(store, runner.run_id)
@@ -78,8 +77,12 @@ def _llc_sizing(args: argparse.Namespace, machine):
     from perfatlas.cache_probe import not_probed, sizing_for
     from perfatlas.progress import console
 
-    if args.llc == "probe" and getattr(args, "launcher", None) in ("slurm", "mpirun"):
+    if args.llc == "probe" and args.plan:
+        sizing = not_probed(machine, "not probed for a plan: a run probes first and sizes from it")
+    elif args.llc == "probe" and getattr(args, "launcher", None) in ("slurm", "mpirun"):
         sizing = not_probed(machine, "not probed: this host's caches need not be the nodes'")
+    elif args.llc == "probe" and not machine.this_system:
+        sizing = not_probed(machine, "not probed: the topology is read from a file")
     else:
         with console.status("probing the effective last-level cache (latency)"):
             sizing = sizing_for(args.llc, machine)
@@ -87,12 +90,23 @@ def _llc_sizing(args: argparse.Namespace, machine):
     return sizing
 
 
-def _with_np(benchmark, raw: dict, np_: str | None) -> dict:
-    """--np N replaces the rank count of every communication step (comm.*: e.g. a hostfile's
-    slots); the application proxies keep theirs (a square grid, a weak-scaling series)."""
-    if np_ is None or not benchmark.name.startswith("comm."):
-        return raw
-    return {**raw, "np": np_}
+def _check_plan_json(args: argparse.Namespace) -> None:
+    if args.json and not args.plan:
+        raise UserError("--json applies with --plan only (a run's results: perfatlas export)")
+
+
+def _show_plan(plan, as_json: bool) -> int:
+    from perfatlas.plan import print_plan
+
+    try:
+        if as_json:
+            print(json.dumps(plan.document(), indent=1))
+        else:
+            print_plan(plan)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `--plan | head`: the reader has seen enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
@@ -131,12 +145,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from perfatlas.machine import Machine
     from perfatlas.nodes_summary import print_nodes
     from perfatlas.placement import parse_bind, parse_mempolicy
+    from perfatlas.plan import sweep_plan
     from perfatlas.report import write_report
     from perfatlas.runner import Runner, console
-    from perfatlas.sweep import plan, planned_launches, schedule
+    from perfatlas.sweep import plan, schedule
     from perfatlas.sweep_analysis import print_sweep
     from perfatlas.units import parse_cpu_list
 
+    _check_plan_json(args)
     benchmark = get(args.benchmark)
     machine = Machine.detect()
     points = plan(
@@ -144,18 +160,20 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         [parse_bind(word) for word in args.bind.split(",")],
         [parse_mempolicy(word, machine) for word in args.mempolicy.split(",")],
     )
-    launches = planned_launches(
+    planned = sweep_plan(
         benchmark, _key_values(args.params), schedule(points, args.repeat), machine
     )
+    if args.plan:  # nothing measured, no database opened
+        return _show_plan(planned, args.json)
     store = _store(args)
     runner = Runner(store, machine, args.executor)
-    runner.check(launches)
+    runner.check(planned.planned)
     console.print(
         f"sweep of [bold]{benchmark.name}[/]: {len(points)} points x {args.repeat} repetitions, "
         f"interleaved; database {args.db}"
     )
     with runner.run(f"sweep {benchmark.name}", sys.argv):
-        runner.measure_all(launches)
+        runner.measure_all(planned.planned)
     print_sweep(store.results(runner.run_id))
     print_nodes(store.results(runner.run_id))
     out = Path(args.out)
@@ -419,6 +437,16 @@ def _launch_arguments(p: argparse.ArgumentParser) -> None:
     slurm.add_argument("--sbatch-args", help='extra sbatch arguments, e.g. "--exclusive"')
 
 
+def _plan_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--plan",
+        action="store_true",
+        help="print every launch it would make and the estimated wall time; measure and store "
+        "nothing",
+    )
+    p.add_argument("--json", action="store_true", help="with --plan: the plan as JSON")
+
+
 _SLURM_ONLY = ("nodes", "tasks_per_node", "partition", "account", "time", "sbatch_args")
 
 
@@ -507,6 +535,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the LLC that 'xLLC' sizes follow: probe (measure the effective one, default), "
         "hwloc, or a size",
     )
+    _plan_arguments(p)
 
     p = command("measure", cmd_measure, "measure one benchmark with explicit parameters")
     p.add_argument("benchmark")
@@ -536,6 +565,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeat", type=int, default=3, help="launches of every point (default 3)")
     p.add_argument("--out", default="perfatlas-out", help="directory for the HTML report")
     _launch_arguments(p)
+    _plan_arguments(p)
 
     command("list", cmd_list, "list suites and benchmarks with their parameters")
     p = command("show", cmd_show, "list runs, or show one run's results")

@@ -59,20 +59,81 @@ def hardware_counters() -> Check:
 
 
 def numa(machine: Machine) -> Check:
-    nodes = machine.topology["numa_nodes"]
+    nodes = [n for n in machine.topology["numa_nodes"] if not n.get("memory_only")]
     listing = ", ".join(
         f"node {n['os_index']}: cpus {n.get('cpus', '?')}, "
         f"{format_size(n.get('memory_bytes') or 0)}"
         for n in nodes
     )
+    homeless = [pu["os_index"] for pu in machine.topology["pus"] if pu["numa_node"] < 0]
+    if homeless:  # a restricted cpuset can leave PUs whose node is not allowed
+        listing += (
+            f"; PUs {format_cpu_list(homeless)} have no allowed local node (every access "
+            "from them is remote)"
+        )
     if len(nodes) < 2:
         return Check(
             "NUMA",
             LIMITED,
-            f"1 node ({listing}): remote NUMA latency and bandwidth are "
+            f"1 node with PUs ({listing}): remote NUMA latency and bandwidth are "
             "not measurable here; local policies are applied and verified",
         )
-    return Check("NUMA", OK, f"{len(nodes)} nodes: {listing}")
+    return Check("NUMA", OK, f"{len(nodes)} nodes with PUs: {listing}")
+
+
+def memory_only_nodes(machine: Machine) -> list[Check]:
+    """CXL expanders, HBM in flat mode, GPU memory: measurable with node=K, never given
+    threads, never the 'remote' node; memory-side caches in front of a node."""
+    checks = []
+    for node in machine.memory_only_nodes:
+        kind = node.get("subtype") or "memory without PUs"
+        checks.append(
+            Check(
+                f"memory-only node {node['os_index']}",
+                OK,
+                f"{kind}, {format_size(node.get('memory_bytes') or 0)}: no thread runs there; "
+                f"measure it with node={node['os_index']} (mem.latency, mem.bandwidth)",
+            )
+        )
+    for node in machine.topology["numa_nodes"]:
+        cache = node.get("memory_side_cache")
+        if cache:
+            checks.append(
+                Check(
+                    f"memory-side cache of node {node['os_index']}",
+                    LIMITED,
+                    f"{format_size(cache['size_bytes'])} in front of the node: working sets "
+                    "below it measure the cache, not the node's memory; size sweeps beyond it",
+                )
+            )
+    return checks
+
+
+def cpu_kinds(machine: Machine) -> Check | None:
+    """Hybrid processors (hwloc CPU kinds): figures differ by kind of core."""
+    kinds = machine.topology.get("cpu_kinds") or []
+    if len(kinds) < 2:
+        return None
+    listing = ", ".join(
+        f"{k.get('core_type') or 'kind'} (efficiency {k['efficiency']}): cpus {k['cpus']}"
+        for k in kinds
+    )
+    return Check(
+        "CPU kinds",
+        LIMITED,
+        f"hybrid processor, {len(kinds)} kinds: {listing}; pin with cpus= to compare one kind",
+    )
+
+
+def topology_source(machine: Machine) -> Check:
+    if machine.this_system:
+        return Check("topology", OK, "this machine, as hwloc reads it")
+    return Check(
+        "topology",
+        LIMITED,
+        f"from HWLOC_XMLFILE={os.environ.get('HWLOC_XMLFILE', '?')}, not this system: plans "
+        "(--plan) and reports only; the checks below describe the machine running this",
+    )
 
 
 def huge_pages() -> list[Check]:
@@ -200,8 +261,14 @@ def virtualization() -> Check:
 def last_level_cache(machine: Machine) -> Check:
     """hwloc's LLC against the effective one the latency probe finds (perfatlas.cache_probe):
     suites size their sweeps from the effective one."""
-    from perfatlas.cache_probe import probe
+    from perfatlas.cache_probe import not_probed, probe
 
+    if not machine.this_system:  # the probe would measure this machine, not the file's
+        return Check(
+            "last-level cache",
+            LIMITED,
+            not_probed(machine, "not probed: the topology is read from a file").sentence(),
+        )
     sizing = probe(machine)
     if sizing.used != "probe" or sizing.effective_bytes is None:
         return Check("last-level cache", LIMITED, sizing.sentence())
@@ -211,8 +278,11 @@ def last_level_cache(machine: Machine) -> Check:
 
 def checks(machine: Machine) -> list[Check]:
     return [
+        topology_source(machine),
         numa(machine),
         last_level_cache(machine),
+        *memory_only_nodes(machine),
+        *filter(None, [cpu_kinds(machine)]),
         hardware_counters(),
         *huge_pages(),
         frequency(),

@@ -15,6 +15,7 @@ from functools import cached_property
 from pathlib import Path
 
 from perfatlas import __version__
+from perfatlas.cpu_order import close_order
 from perfatlas.errors import UserError
 from perfatlas.native import run_json
 from perfatlas.units import format_cpu_list, format_size
@@ -81,9 +82,32 @@ class Machine:
         return [node["os_index"] for node in self.topology["numa_nodes"]]
 
     @property
+    def this_system(self) -> bool:
+        """False where the topology came from HWLOC_XMLFILE: plans only, nothing is bound."""
+        return self.topology.get("this_system", True)
+
+    @property
+    def cpu_nodes(self) -> list[int]:
+        """The NUMA nodes that are some PU's local node (threads run there)."""
+        local = {pu["numa_node"] for pu in self.topology["pus"]}
+        return [n for n in self.numa_nodes if n in local]
+
+    @property
+    def memory_only_nodes(self) -> list[dict]:
+        """NUMA nodes no PU is local to: CXL expanders, HBM in flat mode, GPU memory."""
+        return [n for n in self.topology["numa_nodes"] if n.get("memory_only")]
+
+    @property
     def memory_bytes(self) -> int:
-        """Physical memory: the NUMA nodes' sum, or the OS total where nodes report less (VMs)."""
-        on_nodes = sum(node.get("memory_bytes") or 0 for node in self.topology["numa_nodes"])
+        """Host memory: the NUMA nodes' sum (GPU memory aside), or the OS total where nodes
+        report less (VMs) on this system; a topology from HWLOC_XMLFILE is taken at its word."""
+        on_nodes = sum(
+            node.get("memory_bytes") or 0
+            for node in self.topology["numa_nodes"]
+            if node.get("subtype") != "GPUMemory"
+        )
+        if not self.this_system and on_nodes:
+            return on_nodes
         return max(on_nodes, os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
 
     def cache_bytes(self, level: int) -> int | None:
@@ -114,24 +138,24 @@ class Machine:
                 f"threads={threads} exceeds the {len(self.pus)} PUs of this machine "
                 f"({format_cpu_list(self.pus)})"
             )
-        by_core: dict[tuple[int, int], list[int]] = {}
-        for pu in self.topology["pus"]:
-            by_core.setdefault((pu["package"], pu["core"]), []).append(pu["os_index"])
-        rounds = max(len(pus) for pus in by_core.values())
-        order = [pus[i] for i in range(rounds) for pus in by_core.values() if i < len(pus)]
-        return order[:threads]
+        return close_order(self.topology)[:threads]
 
     def remote_node(self, cpu: int) -> int | None:
-        """The nearest NUMA node other than the one `cpu` sits on (hwloc distances), if any."""
+        """The nearest NUMA node with PUs other than the one `cpu` sits on, by the distance
+        matrix where the OS reports one (hwloc distances, ACPI SLIT), else the next in hwloc
+        order; memory-only nodes (CXL, HBM, GPU memory) are measured by node=K, never as
+        'remote'. None where there is no other node with PUs."""
         local = next(pu["numa_node"] for pu in self.topology["pus"] if pu["os_index"] == cpu)
         nodes = self.numa_nodes
-        distances = self.topology.get("numa_distances") or []
-        others = [n for n in nodes if n != local]
+        others = [n for n in self.cpu_nodes if n != local]
         if not others:
             return None
-        if len(distances) == len(nodes):
+        distances = self.topology.get("numa_distances") or []
+        if local in nodes and len(distances) == len(nodes):
             row = distances[nodes.index(local)]
-            return min(others, key=lambda n: row[nodes.index(n)])
+            known = [n for n in others if row[nodes.index(n)] is not None]
+            if known:
+                return min(known, key=lambda n: (row[nodes.index(n)], others.index(n)))
         return others[0]
 
     def check_cpus(self, cpus: list[int]) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from perfatlas.cpu_order import close_order, spread_order
 from perfatlas.errors import UserError
 from perfatlas.launchers import Launch
 from perfatlas.machine import Machine
@@ -138,25 +139,10 @@ class Placement:
 
 
 def pus_in_order(machine: Machine, bind: str) -> list[int]:
-    """PUs in the order threads take them: `close` fills a core's PUs, then the next core of the
-    same package; `spread` takes one PU per core, alternating packages, before any SMT sibling."""
-    pus = sorted(machine.topology["pus"], key=lambda p: (p["package"], p["core"], p["os_index"]))
-    if bind == "close":
-        return [p["os_index"] for p in pus]
-    by_package: dict[int, list[list[int]]] = {}
-    for pu in pus:
-        cores = by_package.setdefault(pu["package"], [])
-        if not cores or cores[-1][0] != pu["core"]:
-            cores.append([pu["core"]])
-        cores[-1].append(pu["os_index"])
-    packages = list(by_package.values())
-    order = []
-    for smt in range(1, 1 + max(len(core) - 1 for cores in packages for core in cores)):
-        for index in range(max(len(cores) for cores in packages)):
-            for cores in packages:
-                if index < len(cores) and smt < len(cores[index]):
-                    order.append(cores[index][smt])
-    return order
+    """PUs in the order threads take them (perfatlas.cpu_order): `close` takes neighbouring
+    cores, one PU each, before any SMT sibling; `spread` one PU per NUMA node, package and core
+    in turn, SMT siblings last."""
+    return (close_order if bind == "close" else spread_order)(machine.topology)
 
 
 # -- what was obtained ---------------------------------------------------------------------------

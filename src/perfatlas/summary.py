@@ -197,17 +197,47 @@ def print_topology(machine: Machine) -> None:
         f"{topo.get('cores', '?')} cores, {len(pus)} PUs ({format_cpu_list(pus)}), "
         f"hwloc {topo.get('hwloc_version', '?')}"
     )
-    nodes = titled_table("NUMA nodes", "node", "memory", "PUs", "distances", right=(1,))
+    if not machine.this_system:
+        console.print("topology from HWLOC_XMLFILE, not this system: plans and reports only")
+    nodes = titled_table(
+        "NUMA nodes",
+        "node",
+        "memory",
+        "PUs",
+        "kind",
+        "memory-side cache",
+        "distances",
+        right=(1,),
+    )
     distances = topo.get("numa_distances") or []
     for i, node in enumerate(topo.get("numa_nodes") or []):
         row = distances[i] if i < len(distances) else []
+        cache = node.get("memory_side_cache")
+        kind = ", ".join(
+            word
+            for word in (node.get("subtype"), "memory only" if node.get("memory_only") else None)
+            if word
+        )
         nodes.add_row(
             str(node["os_index"]),
             format_size(node.get("memory_bytes") or 0),
-            str(node.get("cpus", "?")),
-            " ".join(map(str, row)),
+            "-" if node.get("memory_only") else str(node.get("cpus", "?")),
+            kind or "-",
+            format_size(cache["size_bytes"]) if cache else "-",
+            " ".join("-" if d is None else str(d) for d in row),
         )
     console.print(nodes)
+    kinds = topo.get("cpu_kinds") or []
+    if len(kinds) > 1:
+        table = titled_table("CPU kinds (hybrid)", "efficiency", "core type", "PUs", "max MHz")
+        for kind in kinds:
+            table.add_row(
+                str(kind["efficiency"]),
+                str(kind.get("core_type") or "-"),
+                kind["cpus"],
+                str(kind.get("max_mhz") or "-"),
+            )
+        console.print(table)
     caches = titled_table(
         "caches", "level", "type", "size", "line", "instances", "PUs per instance", right=(2, 3, 4)
     )
@@ -220,7 +250,7 @@ def print_topology(machine: Machine) -> None:
             str(pu["os_index"]),
             str(pu.get("core", "?")),
             str(pu.get("package", "?")),
-            str(pu.get("numa_node", "?")),
+            str(pu["numa_node"]) if pu.get("numa_node", 0) >= 0 else "none allowed",
         )
     console.print(cores)
     huge = ", ".join(format_size(s) for s in topo.get("huge_page_sizes") or []) or "none"

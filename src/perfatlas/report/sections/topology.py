@@ -55,7 +55,8 @@ def drawing(topology: dict) -> Markup | None:
     node_memory = {n["os_index"]: n.get("memory_bytes") for n in topology.get("numa_nodes") or []}
     for first, width, node in _runs(pus, lambda p: p.get("numa_node", 0)):
         size = format_size(node_memory.get(node) or 0)
-        boxes.append(_box("numa", row, first, width, f"NUMA node {node} ({size})"))
+        text = f"NUMA node {node} ({size})" if node >= 0 else "no allowed local node"
+        boxes.append(_box("numa", row, first, width, text))
     for cache in sorted(topology.get("caches") or [], key=lambda c: (-c["level"], c["type"])):
         per_instance = len(parse_cpu_list(str(cache.get("cpus", "0"))))
         count = cache.get("count") or max(1, total // per_instance)
@@ -88,15 +89,33 @@ def _numa_rows(topology: dict) -> list[list[str]]:
     rows = []
     for i, node in enumerate(topology.get("numa_nodes") or []):
         row = distances[i] if i < len(distances) else []
+        kind = node.get("subtype") or ("memory only" if node.get("memory_only") else "")
+        if node.get("memory_only") and node.get("subtype"):
+            kind += ", memory only"
+        cache = node.get("memory_side_cache")
         rows.append(
             [
                 str(node["os_index"]),
                 format_size(node.get("memory_bytes") or 0),
-                str(node.get("cpus", "?")),
-                " ".join(str(d) for d in row) or "-",
+                "-" if node.get("memory_only") else str(node.get("cpus", "?")),
+                kind or "-",
+                format_size(cache["size_bytes"]) if cache else "-",
+                " ".join("-" if d is None else str(d) for d in row) or "-",
             ]
         )
     return rows
+
+
+def _kind_rows(topology: dict) -> list[list[str]]:
+    return [
+        [
+            str(kind.get("efficiency", "?")),
+            str(kind.get("core_type") or "-"),
+            str(kind.get("cpus", "?")),
+            f"{kind['max_mhz']} MHz" if kind.get("max_mhz") else "-",
+        ]
+        for kind in topology.get("cpu_kinds") or []
+    ]
 
 
 @section("topology", "Topology (hwloc)", order=20)
@@ -117,6 +136,12 @@ def topology_section(data: RunData) -> list[Block]:
                 ("NUMA nodes", str(len(topology.get("numa_nodes") or []))),
                 ("huge page sizes", huge),
                 ("hwloc", str(topology.get("hwloc_version", "?"))),
+                (
+                    "source",
+                    "this machine"
+                    if topology.get("this_system", True)
+                    else "an hwloc XML file (HWLOC_XMLFILE), not the machine that ran this",
+                ),
             ]
         ),
     ]
@@ -146,10 +171,26 @@ def topology_section(data: RunData) -> list[Block]:
     )
     blocks.append(
         Table(
-            ["node", "memory", "PUs", "distances (hwloc, 10 = local)"],
+            [
+                "node",
+                "memory",
+                "PUs",
+                "kind",
+                "memory-side cache",
+                "distances (hwloc, 10 = local)",
+            ],
             _numa_rows(topology),
-            caption="NUMA nodes",
-            numeric=(1,),
+            caption="NUMA nodes (memory-only nodes, such as CXL, HBM or GPU memory, run no "
+            "thread; '-' is a distance the OS does not report)",
+            numeric=(1, 4),
         )
     )
+    if len(topology.get("cpu_kinds") or []) > 1:
+        blocks.append(
+            Table(
+                ["efficiency (hwloc)", "core type", "PUs", "max frequency"],
+                _kind_rows(topology),
+                caption="CPU kinds of a hybrid processor (higher efficiency: faster cores)",
+            )
+        )
     return blocks
