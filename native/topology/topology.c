@@ -8,6 +8,7 @@
 #include "affinity.h"
 #include "args.h"
 #include "json.h"
+#include "result.h"
 #include "timer.h"
 
 static const pa_param params[] = {0};
@@ -208,6 +209,7 @@ int main(int argc, char **argv)
     write_huge_page_sizes(&json, topo);
     pa_timer_init(); /* the timer every measuring executable uses, for `perfatlas doctor` */
     pa_timer_json(&json);
+    pa_result_build_json(&json); /* what the executables were built for, for `perfatlas doctor` */
     pa_json_end_object(&json);
     return pa_json_finish(&json) ? 2 : 0;
 }
