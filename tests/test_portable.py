@@ -230,3 +230,19 @@ def test_make_passes_the_named_arch_to_the_build():
     assert "-C cmake.define.PERFATLAS_ARCH=native " in dry_run()  # always passed: native
     flags = dry_run("PERFATLAS_ARCH_FLAGS=-march=haswell -mno-avx2")
     assert "PERFATLAS_ARCH= " in flags and "PERFATLAS_ARCH_FLAGS=-march=haswell -mno-avx2" in flags
+
+
+def test_a_rank_killed_by_sigill_says_to_rebuild_for_its_host():
+    from perfatlas.launchers import Launch, get_launcher
+
+    launch = Launch("mpirun", ["mpirun", "-np", "2", "pa-comm-pingpong"])
+    crashed = (
+        "mpirun noticed that process rank 1 with PID 4242 on node cn07 exited on signal 4 "
+        "(Illegal instruction).\n"
+    )
+    why = get_launcher("mpirun").failure(launch, "pa-comm-pingpong", 132, crashed)
+    assert why.startswith("rank 1 of pa-comm-pingpong crashed on host cn07 (signal 4, ")
+    assert "an instruction the CPU of its host does not have" in why
+    assert "PERFATLAS_ARCH=x86-64-v2" in why and why.endswith("pa-comm-pingpong")
+    segv = crashed.replace("signal 4 (Illegal instruction)", "signal 11 (Segmentation fault)")
+    assert "rebuild" not in get_launcher("mpirun").failure(launch, "pa-comm-pingpong", 139, segv)
