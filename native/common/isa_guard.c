@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "isa.h"
 
+#include <cpuid.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -57,23 +58,23 @@ static const char *cpu_level(void)
     return "x86-64";
 }
 
-/* /proc/cpuinfo's first "model name", or "unknown model". */
+/* The CPU's brand string (CPUID 0x80000002-4, what /proc/cpuinfo calls "model name"), trimmed. */
 static void cpu_model(char *model, size_t size)
 {
+    unsigned int brand[12], eax, ebx, ecx, edx;
     snprintf(model, size, "unknown model");
-    FILE *file = fopen("/proc/cpuinfo", "r");
-    if (!file)
+    if (!__get_cpuid(0x80000000, &eax, &ebx, &ecx, &edx) || eax < 0x80000004)
         return;
-    char line[256];
-    while (fgets(line, sizeof line, file)) {
-        if (strncmp(line, "model name", 10) != 0 || !strchr(line, ':'))
-            continue;
-        const char *value = strchr(line, ':') + 1;
-        value += strspn(value, " \t");
-        snprintf(model, size, "%.*s", (int)strcspn(value, "\n"), value);
-        break;
-    }
-    fclose(file);
+    for (unsigned int leaf = 0; leaf < 3; leaf++)
+        __get_cpuid(0x80000002 + leaf, &brand[4 * leaf], &brand[4 * leaf + 1],
+                    &brand[4 * leaf + 2], &brand[4 * leaf + 3]);
+    const char *text = (const char *)brand;
+    size_t length = strnlen(text, sizeof brand);
+    size_t start = strspn(text, " ");
+    while (length > start && text[length - 1] == ' ')
+        length--;
+    if (length > start)
+        snprintf(model, size, "%.*s", (int)(length - start), text + start);
 }
 
 /* The file this code was loaded from: the executable, or libperfatlas-ipm.so in a program. */
