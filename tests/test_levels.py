@@ -18,7 +18,7 @@ from perfatlas.levels import (
 )
 
 KiB, MiB = 2**10, 2**20
-# This machine as hwloc sees it: L1d 48 KiB, L2 1 MiB per core, L3 32 MiB.
+# A machine as hwloc sees it (synthetic, not this one): L1d 48 KiB, L2 1 MiB per core, L3 32 MiB.
 CACHES = [Cache(1, "data", 48 * KiB), Cache(2, "unified", 1 * MiB), Cache(3, "unified", 32 * MiB)]
 CAPACITIES = [c.size_bytes for c in CACHES]
 LATENCIES = [1.0, 3.5, 12.0, 90.0]  # ns: L1, L2, L3, memory
