@@ -34,8 +34,17 @@ $(VENV)/.deps: pyproject.toml
 	$(PY) -m pip install -q "scikit-build-core>=0.10" numpy matplotlib jinja2 rich pytest jsonschema
 	touch $@
 
+# The CPUs the native code is built for (docs/portability.md): this machine's (native, the
+# default), or a level every node of a cluster has, e.g. `make install PERFATLAS_ARCH=x86-64-v3`
+# (any GCC -march= value); or exact flags: `make install PERFATLAS_ARCH_FLAGS="-march=... -m..."`.
+# Always passed, so that a build folder configured for another choice is not reused silently.
+PERFATLAS_ARCH_FLAGS ?=
+PERFATLAS_ARCH       ?= $(if $(PERFATLAS_ARCH_FLAGS),,native)
+ARCH_DEFINES := -C cmake.define.PERFATLAS_ARCH=$(PERFATLAS_ARCH) \
+                -C "cmake.define.PERFATLAS_ARCH_FLAGS=$(PERFATLAS_ARCH_FLAGS)"
+
 install: deps $(VENV)/.deps
-	$(PY) -m pip install -q --no-build-isolation .
+	$(PY) -m pip install -q --no-build-isolation $(ARCH_DEFINES) .
 
 run: install
 	$(VENV)/bin/perfatlas --db $(DB) run quick --out $(OUT)

@@ -1,12 +1,15 @@
 """Memory-level detection on synthetic latency curves: steps, ramps, noise, outliers, short sweeps."""
 
 import itertools
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from perfatlas.levels import (
+    MATCH_FACTOR,
     Cache,
     compare_with_hwloc,
     detect_levels,
@@ -15,7 +18,7 @@ from perfatlas.levels import (
 )
 
 KiB, MiB = 2**10, 2**20
-# This machine as hwloc sees it: L1d 48 KiB, L2 1 MiB per core, L3 32 MiB.
+# A machine as hwloc sees it (synthetic, not this one): L1d 48 KiB, L2 1 MiB per core, L3 32 MiB.
 CACHES = [Cache(1, "data", 48 * KiB), Cache(2, "unified", 1 * MiB), Cache(3, "unified", 32 * MiB)]
 CAPACITIES = [c.size_bytes for c in CACHES]
 LATENCIES = [1.0, 3.5, 12.0, 90.0]  # ns: L1, L2, L3, memory
@@ -333,3 +336,69 @@ def test_recorded_random_chain_of_the_development_vm():
     assert [level.last_bytes for level in levels[:3]] == [32 * KiB, 256 * KiB, 8 * MiB]
     assert levels[2].latency_ns == pytest.approx(15.1, rel=0.05)
     assert levels[3].latency_ns == pytest.approx(195, rel=0.05)
+
+
+def test_a_level_of_two_points_that_drift_is_still_a_level():
+    """A quiet sweep at one point per doubling: the shared L3 a VM keeps holds two working sets
+    whose latencies differ by more than their noise (12%), between two steps of 3x and more.
+    The exact partition cuts them apart; they must still be one level, not two transitions."""
+    sizes = sweep(per_doubling=1)
+    latencies = steps(sizes)
+    latencies[sizes > 4 * MiB] = 90.0  # the VM keeps 4 MiB of the L3
+    latencies[sizes == 2 * MiB] = 12.0
+    latencies[sizes == 4 * MiB] = 13.4
+    levels = detect_levels(sizes, noisy(latencies, 0.003, 9), CACHES)
+    assert [level.name for level in levels] == ["L1", "L2", "L3", "memory"]
+    assert (levels[2].first_bytes, levels[2].last_bytes) == (2 * MiB, 4 * MiB)
+    assert levels[2].matched_by == "order" and levels[2].latency_ns == pytest.approx(12.7, rel=0.02)
+
+
+def test_a_ramp_of_single_points_does_not_become_a_level():
+    sizes = sweep(per_doubling=1)
+    latencies = steps(sizes)
+    between = (sizes > 1 * MiB) & (sizes <= 32 * MiB)  # no L3: a ramp rising 1.3x per doubling
+    latencies[between] = 3.5 * 1.3 ** np.arange(1, between.sum() + 1)
+    levels = detect_levels(sizes, noisy(latencies, 0.003, 10), CACHES)
+    assert [level.name for level in levels] == ["L1", "L2", "memory"]
+
+
+# -- recorded and modelled machines (tests/data/latency-curves: see each file's "source") ----------
+CURVES = sorted((Path(__file__).parent / "data" / "latency-curves").glob("*.json"))
+
+
+def curve_series() -> list:
+    cases = []
+    for path in CURVES:
+        curve = json.loads(path.read_text())
+        for series in curve["series"]:
+            cases.append(pytest.param(curve, series, id=f"{path.stem}-{series['chain']}"))
+    return cases
+
+
+def test_the_fixtures_cover_a_vm_bare_metal_and_a_machine_without_l3():
+    names = {path.stem for path in CURVES}
+    assert {"amd-epyc-kvm-2vcpu", "intel-xeon-vm-avx512", "opteron-865-no-l3"} <= names
+    assert len(names) >= 4 and all("source" in json.loads(path.read_text()) for path in CURVES)
+
+
+@pytest.mark.parametrize(("curve", "series"), curve_series())
+def test_every_recorded_machine_gives_its_levels_matched_to_hwloc(curve, series):
+    caches = hwloc_caches({"caches": curve["hwloc_caches"]})
+    assert len(series["sizes"]) == len(series["ns"]) >= 15
+    levels = detect_levels(series["sizes"], series["ns"], caches)
+    expected = series["expected_levels"]
+    assert [level.name for level in levels] == [e["name"] for e in expected], curve["machine"]
+    for level, want in zip(levels, expected):
+        assert level.latency_ns == pytest.approx(want["latency_ns"], rel=want["latency_rel"])
+        low, high = want["last_bytes"]
+        assert low <= level.last_bytes <= high, (level.name, level.last_bytes)
+        matched = level.cache.level if level.cache is not None else None
+        assert matched == want["cache_level"], level.name
+        if level.matched_by == "size":  # "sensibly": within MATCH_FACTOR of hwloc's size
+            ratio = level.boundary_bytes / level.cache.size_bytes if level.next_bytes else 1.0
+            assert 1 / MATCH_FACTOR <= ratio <= MATCH_FACTOR
+    latencies = [level.latency_ns for level in levels]
+    assert latencies == sorted(latencies)  # outer levels are slower
+    rows = compare_with_hwloc(levels, caches)
+    assert sorted(row.cache.level for row in rows if row.cache) == [c.level for c in caches]
+    assert all(row.level is not None for row in rows), "every hwloc cache is detected"

@@ -1,11 +1,15 @@
 #include "result.h"
 
 #include "execution.h"
+#include "isa.h"
 #include "timer.h"
+
+#include <string.h>
 
 #ifndef PERFATLAS_COMPILER
 #define PERFATLAS_COMPILER "unknown"
 #define PERFATLAS_CFLAGS "unknown"
+#define PERFATLAS_ARCH "unknown"
 #endif
 
 /* Every declared parameter with its parsed value: sizes in bytes, durations in seconds. */
@@ -101,10 +105,26 @@ void pa_result_not_measurable(pa_json *json, const char *why)
 void pa_result_end(pa_json *json)
 {
     pa_execution_json(json);
+    pa_result_build_json(json);
+    pa_json_end_object(json);
+}
+
+void pa_result_build_json(pa_json *json)
+{
     pa_json_key(json, "build");
     pa_json_begin_object(json);
     pa_json_key_string(json, "compiler", PERFATLAS_COMPILER);
     pa_json_key_string(json, "cflags", PERFATLAS_CFLAGS);
-    pa_json_end_object(json);
+    pa_json_key_string(json, "arch", PERFATLAS_ARCH);
+    pa_json_key(json, "isa"); /* the extensions the build may use (isa_built.c) */
+    pa_json_begin_array(json);
+    for (const char *feature = pa_isa_built_for; *(feature += strspn(feature, " "));) {
+        size_t length = strcspn(feature, " ");
+        char name[32];
+        snprintf(name, sizeof name, "%.*s", (int)length, feature);
+        pa_json_string(json, name);
+        feature += length;
+    }
+    pa_json_end_array(json);
     pa_json_end_object(json);
 }

@@ -26,5 +26,8 @@ void pa_result_samples(pa_json *json, const char *metric, const char *unit, cons
                        const double *seconds, int n);
 void pa_result_not_measurable(pa_json *json, const char *why);
 void pa_result_end(pa_json *json);
+/* "build": {compiler, cflags, arch (what -march named: "native (znver4)", "x86-64-v3"), isa (the
+ * extensions it may use)}; pa_result_end writes it, pa-topology too (perfatlas doctor). */
+void pa_result_build_json(pa_json *json);
 
 #endif

@@ -8,6 +8,7 @@
 #include "affinity.h"
 #include "args.h"
 #include "json.h"
+#include "result.h"
 #include "timer.h"
 
 static const pa_param params[] = {0};
@@ -299,6 +300,7 @@ int main(int argc, char **argv)
     pa_json_key_bool(&json, "this_system", hwloc_topology_is_thissystem(topo));
     pa_timer_init(); /* the timer every measuring executable uses, for `perfatlas doctor` */
     pa_timer_json(&json);
+    pa_result_build_json(&json); /* what the executables were built for, for `perfatlas doctor` */
     pa_json_end_object(&json);
     return pa_json_finish(&json) ? 2 : 0;
 }

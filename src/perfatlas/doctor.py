@@ -185,6 +185,34 @@ def timer(machine: Machine) -> Check:
     )
 
 
+def native_build(machine: Machine) -> Check:
+    """What the native executables were compiled for (pa-topology's "build" block).
+
+    That pa-topology ran at all says this CPU has every extension listed: each executable
+    checks them at start (native/common/isa_guard.c) and refuses in one sentence otherwise."""
+    build = machine.topology.get("build") or {}
+    if not build.get("arch"):
+        return Check(
+            "native build",
+            LIMITED,
+            "the executables do not say what they were built for (built before perfatlas "
+            "recorded it): rebuild with make install",
+        )
+    isa = build.get("isa") or []
+    wide = [name for name in isa if name.startswith(("avx", "amx"))]
+    uses = f"may use {', '.join(wide)}" if wide else "no AVX or AMX"
+    detail = (
+        f"built for {build['arch']} ({build.get('cflags', '?')}, {build.get('compiler', '?')}): "
+        f"{uses}; this CPU has all {len(isa)} extensions of the build"
+    )
+    if build["arch"].startswith("native"):
+        detail += (
+            "; other CPUs may lack them (a cluster of several CPU types: make install "
+            "PERFATLAS_ARCH=x86-64-v2, or one build per type, docs/portability.md)"
+        )
+    return Check("native build", OK, detail)
+
+
 def affinity(machine: Machine) -> Check:
     allowed = sorted(os.sched_getaffinity(0))
     if set(allowed) != set(machine.pus):
@@ -287,6 +315,7 @@ def checks(machine: Machine) -> list[Check]:
         *huge_pages(),
         frequency(),
         timer(machine),
+        native_build(machine),
         affinity(machine),
         virtualization(),
         *tools(),

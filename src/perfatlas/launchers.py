@@ -266,19 +266,22 @@ class MpirunLauncher(Launcher):
             node, number = hydra.groups()
             return (
                 f"a rank of {program} crashed on host {node} (signal {number}, "
-                f"{_signal_name(int(number))}); mpiexec stopped the job: {launch.record()['command']}"
+                f"{_signal_name(int(number))}){_hint(int(number))}; mpiexec stopped the job: "
+                f"{launch.record()['command']}"
             )
         crash = _SIGNAL.search(output)
         if crash:
             rank, node, number, name = crash.groups()
             return (
-                f"rank {rank} of {program} crashed on host {node} (signal {number}, {name}); "
+                f"rank {rank} of {program} crashed on host {node} (signal {number}, {name})"
+                f"{_hint(int(number))}; "
                 f"mpirun stopped the job: {launch.record()['command']}"
             )
         if returncode > 128 and "non-zero exit code" in output:  # mpirun relays a rank's signal
             number = returncode - 128
             return (
-                f"a rank of {program} crashed (signal {number}, {_signal_name(number)}); "
+                f"a rank of {program} crashed (signal {number}, {_signal_name(number)})"
+                f"{_hint(number)}; "
                 "mpirun stopped the job "
                 f"(exit status {returncode}): {launch.record()['command']}"
             )
@@ -345,6 +348,13 @@ class SlurmLauncher(Launcher):
         if launch.argv and launch.argv[0] != "srun":  # mpirun inside the allocation
             return get_launcher("mpirun").failure(launch, program, returncode, output)
         return super().failure(launch, program, returncode, output)
+
+
+def _hint(number: int) -> str:
+    """What a rank's SIGILL means (perfatlas.native.rebuild_hint), on the host it ran on."""
+    from perfatlas.native import rebuild_hint
+
+    return rebuild_hint(number, local=False)
 
 
 def _signal_name(number: int) -> str:

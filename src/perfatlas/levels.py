@@ -12,6 +12,10 @@ Method
    noise) and floored at NOISE_FLOOR, because a real plateau drifts by a few per cent (page
    colouring, prefetchers, TLB reach) more than its samples scatter. So noise does not split a
    plateau while a real level step (1.5x or more in latency) costs far more than beta.
+   Adjacent segments whose points together stay within FLAT are then joined: on a quiet machine
+   the points scatter less than a plateau drifts, and the exact partition cuts a short plateau
+   (two working sets one doubling apart, as a VM's share of a shared L3 gives at one point per
+   doubling) into single points, which step 3 would drop as transitions.
 3. Adjacent segments of `min_points` or more working sets whose latencies differ by less than
    `min_step` are one level cut by an outlier, a drift or a slow ramp: they are merged with what
    lies between. Short segments after the last of them join it when within `min_step` too (the
@@ -152,6 +156,27 @@ def bic_penalty(log_values: np.ndarray, floor: float = NOISE_FLOOR) -> float:
 
 
 # -- plateaus ------------------------------------------------------------------------------------
+def join_flat_runs(
+    segments: list[tuple[int, int]], latencies: np.ndarray, flat: float = FLAT
+) -> list[tuple[int, int]]:
+    """Adjacent segments [start, stop) whose points together stay within `flat` become one.
+
+    Where the points scatter less than a plateau drifts (a quiet machine, or two working sets one
+    doubling apart), the exact partition cuts a plateau into single points, and single points are
+    transitions: a level of two points, e.g. a VM's share of a shared L3, would be lost.
+    """
+    joined: list[tuple[int, int]] = []
+    for start, stop in segments:
+        if joined:
+            first = joined[-1][0]
+            run = latencies[first:stop]
+            if run.max() / run.min() <= flat:
+                joined[-1] = (first, stop)
+                continue
+        joined.append((start, stop))
+    return joined
+
+
 def plateau_spans(
     sizes: np.ndarray,
     latencies: np.ndarray,
@@ -161,7 +186,7 @@ def plateau_spans(
 ) -> list[tuple[int, int]]:
     """Index ranges [first, last] of the plateaus (sizes ascending), in working-set order."""
     y = np.log(np.asarray(latencies, dtype=float))
-    segments = optimal_partition(y, bic_penalty(y, floor))
+    segments = join_flat_runs(optimal_partition(y, bic_penalty(y, floor)), latencies)
     spans = [(a, b - 1) for a, b in segments if b - a >= min_points]
     while len(spans) > 1:  # step 3: rejoin a level cut in two, closest pair first
         medians = [float(np.median(latencies[a : b + 1])) for a, b in spans]

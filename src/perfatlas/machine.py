@@ -207,6 +207,8 @@ class Machine:
             ),
             "hugepages_2MiB": _read("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"),
             "cpus_allowed": _cpus_allowed(),
+            # what the native executables were built for: compiler, flags, -march, extensions
+            "native_build": self.topology.get("build"),
             "mpi": _command_version(["mpirun", "--version"]),
             "environment": {
                 k: v for k, v in sorted(os.environ.items()) if k.startswith(_RELEVANT_ENV_PREFIXES)

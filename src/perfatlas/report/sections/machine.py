@@ -38,7 +38,10 @@ def _build(data: RunData) -> str:
     build = data.document_block("build")
     if not build:
         return "unknown (no result document in this run)"
-    return f"{build.get('compiler', '?')}, flags {build.get('cflags', '?')}"
+    text = f"{build.get('compiler', '?')}, flags {build.get('cflags', '?')}"
+    if build.get("arch"):  # documents from before it was recorded have no arch
+        text += f", built for {build['arch']}"
+    return text
 
 
 def _environment(context: dict) -> str | Markup:
