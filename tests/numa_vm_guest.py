@@ -80,7 +80,7 @@ first_pu = {
 }
 last = nodes[-1]
 
-measure("matrix", "mem.numa_matrix", "latency_bytes=1MiB", "bandwidth_bytes=2MiB")
+measure("matrix", "mem.numa_matrix", "latency_bytes=256KiB", "bandwidth_bytes=512KiB")
 for cpu_node in (nodes[0], last):  # node=remote from either end of the machine
     measure(
         f"remote_from_{cpu_node}",
@@ -92,6 +92,15 @@ for cpu_node in (nodes[0], last):  # node=remote from either end of the machine
 for node in (nodes[0], last):
     measure(f"bind_{node}", "mem.bandwidth", "op=read", "bytes=8MiB", f"node={node}", "cpus=0")
 measure("interleave", "mem.bandwidth", "op=read", "bytes=8MiB", "node=interleave", "cpus=0")
+# remote to every thread of a team that spans two nodes (none on two nodes: not measurable)
+measure(
+    "remote_team",
+    "mem.bandwidth",
+    "op=read",
+    "bytes=8MiB",
+    "node=remote",
+    f"cpus={first_pu[nodes[0]]},{first_pu[nodes[1]]}",
+)
 measure("two_thread", "mem.latency", "bytes=1MiB", f"cpus={first_pu[nodes[0]]},{first_pu[last]}")
 # a benchmark that places its memory itself (node=), and one placed by numactl (no node=)
 tiny = {"samples": "3", "min_sample_time": "1ms"}

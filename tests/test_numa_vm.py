@@ -125,6 +125,23 @@ def test_remote_is_the_nearest_other_node_of_the_measuring_cpu(guest):
         assert found["remote_from_3"]["documents"][0]["params"]["node"] == 2
 
 
+def test_remote_is_remote_to_every_thread_of_a_team(guest):
+    found, _ = guest
+    node_of = _node_of(found)
+    (document,) = found["remote_team"]["documents"]
+    if len(found["topology"]["numa_nodes"]) == 2:  # both nodes hold a thread
+        assert document["not_measurable"] == (
+            "remote NUMA is not measurable with these cpus: each of the 2 NUMA nodes holds one "
+            "of the threads"
+        )
+        return
+    cpus = document["params"]["cpus"]
+    assert [node_of[c] for c in cpus] == [0, 1]
+    # node 1, nearest to node 0, holds the second thread: the next nearest is 2 (32, as 3)
+    assert document["params"]["node"] == 2
+    assert document["placement"]["pages_on_node"] == {"2": 1.0}
+
+
 def test_interleave_spreads_pages_evenly_over_every_node(guest):
     found, _ = guest
     nodes = len(found["topology"]["numa_nodes"])

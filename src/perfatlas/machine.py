@@ -110,12 +110,15 @@ class Machine:
         order = [pus[i] for i in range(rounds) for pus in by_core.values() if i < len(pus)]
         return order[:threads]
 
-    def remote_node(self, cpu: int) -> int | None:
-        """The nearest NUMA node other than the one `cpu` sits on (hwloc distances), if any."""
-        local = next(pu["numa_node"] for pu in self.topology["pus"] if pu["os_index"] == cpu)
+    def remote_node(self, cpus: int | list[int]) -> int | None:
+        """The NUMA node nearest (hwloc distances) to the first cpu's node among those that hold
+        none of `cpus`: remote to every thread, not only to the first. None if there is none."""
+        cpus = [cpus] if isinstance(cpus, int) else cpus
+        node_of = {pu["os_index"]: pu["numa_node"] for pu in self.topology["pus"]}
+        local = node_of[cpus[0]]
         nodes = self.numa_nodes
         distances = self.topology.get("numa_distances") or []
-        others = [n for n in nodes if n != local]
+        others = [n for n in nodes if n not in {node_of[c] for c in cpus}]
         if not others:
             return None
         if len(distances) == len(nodes):

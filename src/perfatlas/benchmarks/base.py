@@ -91,8 +91,8 @@ def memory_params() -> tuple[Param, ...]:
             "node",
             str,
             "local",
-            "memory placement: local (first touch), a NUMA node number (bind), remote (the nearest "
-            "other node), or interleave",
+            "memory placement: local (first touch), a NUMA node number (bind), remote (the node "
+            "nearest the first thread's that holds none of the threads), or interleave",
         ),
         Param(
             "page",
@@ -169,6 +169,11 @@ class Benchmark:
     def unmeasurable(self, params: dict[str, Any], machine: Machine) -> str | None:
         """Why this measurement cannot be made on this machine, or None when it can."""
         if params.get("node") == "remote" and self._remote_node(params, machine) is None:
+            if len(machine.numa_nodes) > 1:
+                return (
+                    "remote NUMA is not measurable with these cpus: each of the "
+                    f"{len(machine.numa_nodes)} NUMA nodes holds one of the threads"
+                )
             return (
                 f"remote NUMA is not measurable here: this machine has "
                 f"{len(machine.numa_nodes)} NUMA node(s)"
@@ -178,7 +183,7 @@ class Benchmark:
     @staticmethod
     def _remote_node(params: dict[str, Any], machine: Machine) -> int | None:
         cpus = params.get("cpus") or [params.get("cpu", machine.pus[0])]
-        return machine.remote_node(cpus[0])
+        return machine.remote_node(cpus)
 
     def run(self, params: dict[str, Any], machine: Machine) -> list[dict]:
         """Measure once; returns the native documents (one or several)."""
