@@ -297,8 +297,8 @@ def test_without_counts_the_estimate_is_unchanged_and_says_why_counters_were_not
     # thread on node 0 reaches 1 - 0.75 remote, thread on node 1 reaches 1 - 0.25: mean 0.5
     assert got == {
         "remote_fraction": 0.5,
-        "remote_fraction_method": "estimated from page placement against thread placement "
-        f"(hardware counters not used: {why})",
+        "remote_fraction_method": "estimated from page placement against thread placement, "
+        f"every thread reads every page alike (hardware counters not used: {why})",
     }
     older = remote_fraction(THREADS, SHARES, NODE_OF)  # a document from before the counters
     assert older["remote_fraction"] == 0.5
@@ -324,7 +324,23 @@ def test_obtained_reads_the_counts_of_the_execution_block():
     assert got["pages_on_node"] == SHARES and got["remote_fraction"] == 0.75
     assert got["remote_fraction_method"].startswith("measured: hardware counters (perf_event: ")
     del document["execution"]["numa_accesses"]
-    assert obtained(document, Placement("close", "local"), TWO_NODES)["remote_fraction"] == 0.5
+    # first touch: thread 0 reads node 0's pages (its half of the work, all local), thread 2 has
+    # only a quarter of the pages on its node: a quarter of all accesses go remote
+    assert obtained(document, Placement("close", "local"), TWO_NODES)["remote_fraction"] == 0.25
+    # bound or interleaved pages are spread alike for every thread: 1 - 0.75 and 1 - 0.25
+    assert obtained(document, Placement("close", "interleave"), TWO_NODES)["remote_fraction"] == 0.5
+
+
+def test_first_touch_counts_each_thread_on_its_own_pages():
+    # two threads on two nodes, pages half on each: none remote (uniform access would say half)
+    even = remote_fraction(THREADS, {0: 0.5, 1: 0.5}, NODE_OF, first_touch=True)
+    assert even["remote_fraction"] == 0.0
+    assert "first touch: each thread reads pages it touched" in even["remote_fraction_method"]
+    # the two-thread method: the owner on node 0 touched every page, the other thread reads them
+    assert remote_fraction(THREADS, {0: 1.0}, NODE_OF, first_touch=True)["remote_fraction"] == 0.5
+    # one thread: every page off its node is remote, whatever the model
+    one = [THREADS[0]]
+    assert remote_fraction(one, SHARES, NODE_OF, first_touch=True)["remote_fraction"] == 0.25
 
 
 def test_a_real_document_here_gives_the_estimate_with_the_documents_reason():
@@ -343,6 +359,6 @@ def test_a_real_document_here_gives_the_estimate_with_the_documents_reason():
     if len(machine.numa_nodes) == 1:
         assert got["remote_fraction"] == 0.0  # one node: every page is local
     assert got["remote_fraction_method"] == (
-        "estimated from page placement against thread placement (hardware counters not used: "
-        f"{counts['reason']})"
+        "estimated from page placement against thread placement, first touch: each thread reads "
+        f"pages it touched (hardware counters not used: {counts['reason']})"
     )

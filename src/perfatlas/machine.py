@@ -140,14 +140,17 @@ class Machine:
             )
         return close_order(self.topology)[:threads]
 
-    def remote_node(self, cpu: int) -> int | None:
-        """The nearest NUMA node with PUs other than the one `cpu` sits on, by the distance
-        matrix where the OS reports one (hwloc distances, ACPI SLIT), else the next in hwloc
-        order; memory-only nodes (CXL, HBM, GPU memory) are measured by node=K, never as
-        'remote'. None where there is no other node with PUs."""
-        local = next(pu["numa_node"] for pu in self.topology["pus"] if pu["os_index"] == cpu)
+    def remote_node(self, cpus: int | list[int]) -> int | None:
+        """The nearest NUMA node with PUs that holds none of `cpus` (remote to every thread, not
+        only to the first): by the distance matrix from the first cpu's node where the OS reports
+        one (hwloc distances, ACPI SLIT), else the next in hwloc order. Memory-only nodes (CXL,
+        HBM, GPU memory) are measured by node=K, never as 'remote'. None where there is none."""
+        cpus = [cpus] if isinstance(cpus, int) else cpus
+        node_of = {pu["os_index"]: pu["numa_node"] for pu in self.topology["pus"]}
+        local = node_of.get(cpus[0])
         nodes = self.numa_nodes
-        others = [n for n in self.cpu_nodes if n != local]
+        held = {node_of.get(cpu) for cpu in cpus}
+        others = [n for n in self.cpu_nodes if n not in held]
         if not others:
             return None
         distances = self.topology.get("numa_distances") or []

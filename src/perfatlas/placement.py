@@ -173,7 +173,13 @@ def obtained(document: dict, placement: Placement, machine: Machine) -> dict[str
         "cpus": [t["cpu"] for t in threads],
         "migrations": execution.get("migrations"),
         "pages_on_node": shares,
-        **remote_fraction(threads, shares, node_of, execution.get("numa_accesses")),
+        **remote_fraction(
+            threads,
+            shares,
+            node_of,
+            execution.get("numa_accesses"),
+            first_touch=placement.mempolicy == "local",
+        ),
     }
 
 
@@ -182,14 +188,21 @@ def remote_fraction(
     shares: dict[int, float],
     node_of: dict[int, int],
     accesses: dict[str, Any] | None = None,
+    first_touch: bool = False,
 ) -> dict[str, Any]:
     """Fraction of memory accesses that go to another NUMA node, and how it was obtained.
 
     Where the document carries hardware counts ("numa_accesses", native/common/numa_counters.c)
     it is measured: remote / (local + remote) DRAM accesses of the process. Otherwise it is
-    estimated, and the method names the reason the counters were not used: each thread touches
-    every page alike, so a thread on node n reaches remote memory with probability
-    1 - share(n); the estimate is the mean over threads."""
+    estimated from the share of pages on each node, and the method names the reason the counters
+    were not used. Under a policy that places pages whatever thread touches them (bind,
+    interleave), every thread's data is spread like the whole: a thread on node n reaches remote
+    memory with probability 1 - share(n), and the estimate is the mean over threads. Under first
+    touch (`first_touch`, the local policy) pages sit where the thread that uses them touched
+    them (the OpenMP first-touch idiom, every perfatlas kernel): each thread does an equal part
+    of the accesses, locally as far as its node's pages allow, so the local fraction is
+    sum over nodes of min(share(n), threads on n / threads) (a uniform estimate would call half of
+    the accesses of two threads on two nodes remote where none are)."""
     accesses = accesses or {}
     if "local" in accesses and "remote" in accesses:
         counted = accesses["local"] + accesses["remote"]
@@ -210,9 +223,18 @@ def remote_fraction(
             "remote_fraction": None,
             "remote_fraction_method": f"no page placement read back; hardware counters: {why}",
         }
-    local = [shares.get(node_of.get(t["cpu"], -1), 0.0) for t in threads]
+    if first_touch:
+        on_node: dict[int, int] = {}
+        for t in threads:
+            on_node[node_of.get(t["cpu"], -1)] = on_node.get(node_of.get(t["cpu"], -1), 0) + 1
+        local = sum(min(shares.get(n, 0.0), count / len(threads)) for n, count in on_node.items())
+        model = "first touch: each thread reads pages it touched"
+    else:
+        mine = [shares.get(node_of.get(t["cpu"], -1), 0.0) for t in threads]
+        local = sum(mine) / len(mine)
+        model = "every thread reads every page alike"
     return {
-        "remote_fraction": 1.0 - sum(local) / len(local),
-        "remote_fraction_method": "estimated from page placement against thread placement "
-        f"(hardware counters not used: {why})",
+        "remote_fraction": max(0.0, 1.0 - local),
+        "remote_fraction_method": f"estimated from page placement against thread placement, "
+        f"{model} (hardware counters not used: {why})",
     }

@@ -207,8 +207,7 @@ def _memory(item: Planned, machine: Machine) -> str:
     if node is None:
         return "-"
     if node == "remote":
-        cpus = item.params.get("cpus") or [machine.pus[0]]
-        remote = machine.remote_node(cpus[0])
+        remote = item.benchmark.remote_node(item.params, machine)
         return "remote: not measurable here" if remote is None else f"node {remote} (remote)"
     if str(node).isdigit():
         return f"node {node}"

@@ -10,6 +10,7 @@ from perfatlas.comm_summary import comm_tables
 from perfatlas.levels import compare_with_hwloc, hwloc_caches
 from perfatlas.machine import Machine, cache_rows
 from perfatlas.noise_analysis import GRANULARITIES_NS, PROCESSES
+from perfatlas.numa_analysis import numa_matrices, summary_line
 from perfatlas.report.common import number
 from perfatlas.report.data import RunData, params_label, warning_kind
 from perfatlas.report.memory import (
@@ -174,6 +175,9 @@ def print_summary(store: Store, run_id: int) -> None:
     ):
         if table is not None:
             console.print(table)
+    numa = summary_line(numa_matrices(data.measured("mem.numa_matrix")))
+    if numa:
+        console.print(numa)
     warned = [r for r in data.results if r.warnings]
     if warned:
         kinds = Counter(warning_kind(w) for r in warned for w in r.warnings)

@@ -14,6 +14,7 @@ from perfatlas.benchmarks import (  # noqa: F401
     mem_bandwidth,
     mem_contention,
     mem_latency,
+    mem_numa_matrix,
     noise,
     parbench_kernel,
 )

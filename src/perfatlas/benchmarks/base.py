@@ -126,8 +126,8 @@ def memory_params() -> tuple[Param, ...]:
             "node",
             str,
             "local",
-            "memory placement: local (first touch), a NUMA node number (bind), remote (the nearest "
-            "other node), or interleave",
+            "memory placement: local (first touch), a NUMA node number (bind), remote (the node "
+            "nearest the first thread's that holds none of the threads), or interleave",
         ),
         Param(
             "page",
@@ -195,7 +195,7 @@ class Benchmark:
         """key=value words for the native executable; a series becomes a comma-separated list of
         byte counts, other lists CPU lists."""
         if params.get("node") == "remote":
-            params = dict(params, node=self._remote_node(params, machine))
+            params = dict(params, node=self.remote_node(params, machine))
         series = {p.name for p in self.params if p.series}
         words = []
         for key, value in params.items():
@@ -208,7 +208,12 @@ class Benchmark:
 
     def unmeasurable(self, params: dict[str, Any], machine: Machine) -> str | None:
         """Why this measurement cannot be made on this machine, or None when it can."""
-        if params.get("node") == "remote" and self._remote_node(params, machine) is None:
+        if params.get("node") == "remote" and self.remote_node(params, machine) is None:
+            if len(machine.numa_nodes) > 1:
+                return (
+                    "remote NUMA is not measurable with these cpus: each of the "
+                    f"{len(machine.numa_nodes)} NUMA nodes holds one of the threads"
+                )
             return (
                 f"remote NUMA is not measurable here: this machine has "
                 f"{len(machine.numa_nodes)} NUMA node(s)"
@@ -216,9 +221,10 @@ class Benchmark:
         return None
 
     @staticmethod
-    def _remote_node(params: dict[str, Any], machine: Machine) -> int | None:
+    def remote_node(params: dict[str, Any], machine: Machine) -> int | None:
+        """The node `node=remote` means for these parameters' threads (Machine.remote_node)."""
         cpus = params.get("cpus") or [params.get("cpu", machine.pus[0])]
-        return machine.remote_node(cpus[0])
+        return machine.remote_node(cpus)
 
     def run(
         self,

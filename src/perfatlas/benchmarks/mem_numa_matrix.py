@@ -1,0 +1,81 @@
+"""mem.numa_matrix: latency and read bandwidth from every CPU node to every memory node.
+
+One launch measures the whole matrix (Intel Memory Latency Checker's --latency_matrix and
+--bandwidth_matrix; McCalpin's STREAM under numactl --cpunodebind --membind): per (cpu node,
+memory node) a pointer chase by one thread on the row's first PU, and a read of a buffer by the
+row's threads (one per core), the buffer bound to the column's node and its pages read back with
+move_pages. Memory-only nodes (CXL, HBM in flat mode) are columns without a row.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from perfatlas.benchmarks.base import (
+    Benchmark,
+    Param,
+    int_param,
+    register,
+    repetition_params,
+    size_param,
+)
+from perfatlas.contract import result_warnings
+from perfatlas.errors import UserError
+from perfatlas.machine import Machine
+from perfatlas.units import format_size, parse_size
+
+
+@register
+class MemNumaMatrix(Benchmark):
+    name = "mem.numa_matrix"
+    summary = "latency and read bandwidth from every CPU node to every memory node"
+    executable = "pa-mem-numa-matrix"
+    metrics = {"latency_ns": "ns", "bandwidth_Bps": "byte/s"}
+    params = (
+        size_param(
+            "latency_bytes", 0, "pointer-chase working set (default: 4x the last-level cache)", 0
+        ),
+        size_param(
+            "bandwidth_bytes", 0, "buffer read per CPU node (default: 4x the last-level cache)", 0
+        ),
+        int_param("threads", 0, "bandwidth threads per CPU node (default: one per core)", 0),
+        Param(
+            "page",
+            lambda t: parse_size(t, "page"),
+            4096,
+            "page size: 4KiB or 2MiB",
+            format=format_size,
+        ),
+        *repetition_params(samples=7),
+        int_param("seed", 1, "seed of the random chain", minimum=0),
+    )
+
+    def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
+        params = super().resolve(raw, machine)
+        for key in ("latency_bytes", "bandwidth_bytes"):
+            if not params[key]:
+                params[key] = 4 * machine.last_level_cache_bytes
+            if params[key] < 4096:
+                raise UserError(f"mem.numa_matrix: {key}={params[key]} is below the minimum 4KiB")
+        machine.check_bytes(max(params["latency_bytes"], params["bandwidth_bytes"]))
+        per_node: dict[int, int] = {}
+        for pu in machine.topology["pus"]:
+            per_node[pu["numa_node"]] = per_node.get(pu["numa_node"], 0) + 1
+        fewest = min(per_node.values(), default=0)
+        if params["threads"] > fewest:
+            raise UserError(
+                f"mem.numa_matrix: threads={params['threads']} exceeds the {fewest} PUs of the "
+                "smallest NUMA node with PUs"
+            )
+        return params
+
+    def warnings(self, document: dict) -> list[str]:
+        """Memory that did not land on the column's node, besides the usual ones."""
+        found = result_warnings(document)
+        params = document.get("params", {})
+        on_node = (document.get("placement") or {}).get("pages_on_node") or {}
+        node = str(params.get("mem_node"))
+        if not document.get("not_measurable") and on_node and on_node.get(node, 0.0) < 0.99:
+            shares = ", ".join(f"node {k}: {v:.0%}" for k, v in sorted(on_node.items()))
+            found.append(f"memory not where asked: bound to node {node} but pages landed {shares}")
+        return found
