@@ -13,9 +13,9 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build pkg-config python3-venv pyt
                    chromium likwid \
                    openmpi-bin libopenmpi-dev mpich libmpich-dev iproute2 hpcc \
                    libsuitesparse-dev libmumps-dev libmetis-dev libopenblas-openmp-dev libpapi-dev \
-                   libscalapack-openmpi-dev
+                   libscalapack-openmpi-dev clang-format qemu-user
 
-.PHONY: all deps install run test test-mpich docs bench lint clean
+.PHONY: all deps install run test test-mpich docs bench lint format clean
 all: install
 
 deps:
@@ -49,7 +49,7 @@ install: deps $(VENV)/.deps
 run: install
 	$(VENV)/bin/perfatlas --db $(DB) run quick --out $(OUT)
 
-test: install docs
+test: install docs lint
 	$(PY) -m pytest -q tests
 	$(MAKE) --no-print-directory test-mpich
 
@@ -62,6 +62,22 @@ test-mpich: install
 	PERFATLAS_MPIRUN=/usr/bin/mpiexec.mpich PERFATLAS_BIN_DIR=$(CURDIR)/$(MPICH_BUILD)/bin \
 	    $(PY) -m pytest -q tests/test_comm.py tests/test_comm_launch.py tests/test_ipm.py tests/test_profile.py \
 	        tests/test_ipm_calls.py tests/test_spmv.py tests/test_app_sweep.py
+
+# Style: ruff (Python: lint rules and format, pyproject.toml) and clang-format (C: .clang-format).
+# `make format` applies both.
+C_SOURCES = $(shell git ls-files 'native/*.c' 'native/*.h' 'bench/*.c' 2>/dev/null)
+$(VENV)/.lint-deps: $(VENV)/.deps
+	$(PY) -m pip install -q "ruff>=0.5"
+	touch $@
+
+lint: $(VENV)/.lint-deps
+	$(VENV)/bin/ruff check -q src tests bench
+	$(VENV)/bin/ruff format -q --check src tests bench
+	@clang-format --dry-run --Werror $(C_SOURCES) && echo "lint: ruff and clang-format clean"
+
+format: $(VENV)/.lint-deps
+	$(VENV)/bin/ruff format src tests bench
+	clang-format -i $(C_SOURCES)
 
 # The documentation site (MkDocs Material): docs/ -> site/. --strict turns every warning into an
 # error, and mkdocs.yml's validation makes a broken internal link or anchor a warning (not

@@ -15,10 +15,10 @@
 
 static const pa_param params[] = {
     {"op", PA_CHOICE, "allreduce", "the collective", "allreduce,barrier", 0, 0},
-    {"min_bytes", PA_SIZE, "8", "smallest allreduce vector (doubles: a multiple of 8 bytes)",
-     NULL, 8, 0x1p30},
-    {"max_bytes", PA_SIZE, "8", "largest allreduce vector (sizes double from min_bytes)", NULL,
+    {"min_bytes", PA_SIZE, "8", "smallest allreduce vector (doubles: a multiple of 8 bytes)", NULL,
      8, 0x1p30},
+    {"max_bytes", PA_SIZE, "8", "largest allreduce vector (sizes double from min_bytes)", NULL, 8,
+     0x1p30},
     {"min_processes", PA_INT, "2", "smallest process count", NULL, 1, 1e7},
     PA_COMM_TIMING_PARAMS("11", "1ms", "1s"),
 };
@@ -158,8 +158,8 @@ int main(int argc, char **argv)
             pa_comm_collect(&world, c.comm != MPI_COMM_NULL ? &series : NULL, &count, &values,
                             &contributors);
             if (world.rank == 0) {
-                write_document(&json, &args, &world, barrier, counts[p], sizes[s], &timing,
-                               &series, &histogram, count, values);
+                write_document(&json, &args, &world, barrier, counts[p], sizes[s], &timing, &series,
+                               &histogram, count, values);
                 free(values);
                 free(contributors);
             }

@@ -272,8 +272,8 @@ static double longest(MPI_Comm comm, double seconds)
 /* The distribution of single iterations, from a pass of its own after the samples: a timestamp
  * per iteration costs about one timer resolution (~20 ns), which the timed samples must not
  * carry. The pass runs a quarter of the samples' iterations (at least one batch). */
-static void distribution(MPI_Comm agree, pa_batch_fn *fn, void *context, long iterations,
-                         int count, pa_histogram *histogram)
+static void distribution(MPI_Comm agree, pa_batch_fn *fn, void *context, long iterations, int count,
+                         pa_histogram *histogram)
 {
     long laps_count = iterations * count / 4;
     laps_count = laps_count < iterations ? iterations : laps_count;

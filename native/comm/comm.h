@@ -19,7 +19,7 @@
 /* One rank as it reports itself (never what was asked of the launcher). */
 typedef struct {
     char host[MPI_MAX_PROCESSOR_NAME]; /* MPI_Get_processor_name */
-    char boot_id[40];      /* /proc/sys/kernel/random/boot_id: ranks that share it share a kernel */
+    char boot_id[40]; /* /proc/sys/kernel/random/boot_id: ranks that share it share a kernel */
     char cpus_allowed[256]; /* sched_getaffinity, as a Linux CPU list */
     int cpu;                /* sched_getcpu() when the placement was gathered */
     int pid;
@@ -64,7 +64,7 @@ MPI_Comm pa_comm_of(const pa_world *world, const int *ranks, int n);
 
 /* Per-iteration durations as a histogram: PA_HIST_PER_DOUBLING bins per doubling from 1 ns. */
 #define PA_HIST_PER_DOUBLING 4
-#define PA_HIST_BINS (44 * PA_HIST_PER_DOUBLING)
+#define PA_HIST_BINS         (44 * PA_HIST_PER_DOUBLING)
 typedef struct {
     long long counts[PA_HIST_BINS];
     double min_seconds, max_seconds;
@@ -87,16 +87,27 @@ typedef struct {
     double min_sample_time, time_limit;
 } pa_timing;
 /* The parameters warmup, samples, min_sample_time and time_limit of every comm executable. */
-#define PA_COMM_TIMING_PARAMS(samples_default, min_sample_time_default, time_limit_default)        \
-    {"warmup", PA_INT, "10", "untimed iterations before calibration", NULL, 0, 1e9},               \
-        {"samples", PA_INT, samples_default, "timed samples wanted (each a batch of iterations)",  \
-         NULL, 1, 1e6},                                                                            \
-        {"min_sample_time", PA_DURATION, min_sample_time_default,                                  \
-         "a sample lasts at least this long (iterations per sample are calibrated)", NULL, 0,      \
-         3600},                                                                                    \
-        {"time_limit", PA_DURATION, time_limit_default,                                            \
-         "stop sampling one measurement after this long (at least 3 samples are taken)", NULL, 0,  \
-         86400}
+#define PA_COMM_TIMING_PARAMS(samples_default, min_sample_time_default, time_limit_default)       \
+    {"warmup", PA_INT, "10", "untimed iterations before calibration", NULL, 0, 1e9},              \
+        {"samples",                                                                               \
+         PA_INT,                                                                                  \
+         samples_default,                                                                         \
+         "timed samples wanted (each a batch of iterations)",                                     \
+         NULL,                                                                                    \
+         1,                                                                                       \
+         1e6},                                                                                    \
+        {"min_sample_time",                                                                       \
+         PA_DURATION,                                                                             \
+         min_sample_time_default,                                                                 \
+         "a sample lasts at least this long (iterations per sample are calibrated)",              \
+         NULL,                                                                                    \
+         0,                                                                                       \
+         3600},                                                                                   \
+    {                                                                                             \
+        "time_limit", PA_DURATION, time_limit_default,                                            \
+            "stop sampling one measurement after this long (at least 3 samples are taken)", NULL, \
+            0, 86400                                                                              \
+    }
 void pa_timing_from_args(pa_timing *timing, const pa_args *args);
 
 /* One batch of `iterations` of a kernel, collective over its participants. It returns this
@@ -104,10 +115,10 @@ void pa_timing_from_args(pa_timing *timing, const pa_args *args);
  * the batch's start in laps[0] and the end of iteration i in laps[i + 1] (PA_LAP), so that every
  * iteration's duration reaches the histogram at the cost of one timestamp. */
 typedef double pa_batch_fn(void *context, long iterations, uint64_t *laps);
-#define PA_LAP(laps, i)                                                                            \
-    do {                                                                                           \
-        if (laps)                                                                                  \
-            (laps)[(i)] = pa_ticks();                                                              \
+#define PA_LAP(laps, i)               \
+    do {                              \
+        if (laps)                     \
+            (laps)[(i)] = pa_ticks(); \
     } while (0)
 
 typedef struct {

@@ -15,15 +15,17 @@
 static const pa_param params[] = {
     {"bytes", PA_SIZE, "1MiB", "message size", NULL, 1, 0x1p30},
     {"max_senders", PA_INT, "0", "largest number of senders k (0: np-1)", NULL, 0, 1e7},
-    {"window", PA_INT, "16", "nonblocking sends in flight per sender and iteration", NULL, 1,
-     4096},
+    {"window", PA_INT, "16", "nonblocking sends in flight per sender and iteration", NULL, 1, 4096},
     {"receive_bytes", PA_SIZE, "16MiB",
-     "at most this much receive space at rank 0 (fewer sends in flight for many senders)", NULL,
-     1, 0x1p36},
+     "at most this much receive space at rank 0 (fewer sends in flight for many senders)", NULL, 1,
+     0x1p36},
     PA_COMM_TIMING_PARAMS("11", "1ms", "2s"),
 };
 
-enum { TAG_DATA = 31, TAG_ACK = 32 };
+enum {
+    TAG_DATA = 31,
+    TAG_ACK = 32
+};
 
 typedef struct {
     MPI_Comm comm; /* receiver 0, senders 1 .. k */
@@ -198,10 +200,9 @@ int main(int argc, char **argv)
                                       &count, &values, &ranks);
         if (world.rank == 0) {
             if (senders != k)
-                pa_comm_wrong("expected %d senders' samples, got %d (a perfatlas bug)", k,
-                              senders);
-            write_document(&json, &args, &world, &h, &timing, &series, &histogram, count,
-                           values, ranks);
+                pa_comm_wrong("expected %d senders' samples, got %d (a perfatlas bug)", k, senders);
+            write_document(&json, &args, &world, &h, &timing, &series, &histogram, count, values,
+                           ranks);
             free(values);
             free(ranks);
         }

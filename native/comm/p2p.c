@@ -5,7 +5,10 @@
 
 #include "timer.h"
 
-enum { TAG_DATA = 11, TAG_ACK = 12 };
+enum {
+    TAG_DATA = 11,
+    TAG_ACK = 12
+};
 
 /* Byte i of a message of `bytes` from pair position `sender`. */
 static unsigned char pattern(size_t i, size_t bytes, int sender)
@@ -135,8 +138,7 @@ void pa_p2p_measure_latency(pa_p2p *p, MPI_Comm agree, size_t bytes, int bidirec
     result->latency_message = bytes;
     pa_p2p_size(p, bytes, 1, bidirectional);
     result->latency_bytes = pa_p2p_latency_bytes(p);
-    pa_comm_measure(agree, pa_p2p_latency, p, timing, &result->latency,
-                    &result->latency_histogram);
+    pa_comm_measure(agree, pa_p2p_latency, p, timing, &result->latency, &result->latency_histogram);
     pa_p2p_verify(p, 0, "a ping-pong");
 }
 
@@ -227,8 +229,8 @@ void pa_p2p_result_json(pa_json *json, const pa_p2p_result *r)
         seconds[i] = r->latency.seconds[i];
     }
     for (int i = 0; i < m; i++) {
-        bandwidth[i] = r->bandwidth_bytes * (double)r->bandwidth.iterations /
-                       r->bandwidth.seconds[i];
+        bandwidth[i] =
+            r->bandwidth_bytes * (double)r->bandwidth.iterations / r->bandwidth.seconds[i];
         seconds[n + i] = r->bandwidth.seconds[i];
     }
     pa_metric metrics[2] = {{"latency_ns", "ns", latency, n},
@@ -238,19 +240,17 @@ void pa_p2p_result_json(pa_json *json, const pa_p2p_result *r)
     pa_json_begin_object(json);
     pa_json_key_string(json, "direction", r->bidirectional ? "bi" : "uni");
     pa_json_key(json, "latency");
-    per_iteration(json,
-                  r->bidirectional
-                      ? "time of one simultaneous exchange of `bytes` in each direction"
-                      : "half the round-trip time of `bytes` there and `bytes` back",
-                  r->latency_message, r->latency_bytes, &r->latency, &r->latency_histogram, half,
-                  0);
+    per_iteration(
+        json,
+        r->bidirectional ? "time of one simultaneous exchange of `bytes` in each direction"
+                         : "half the round-trip time of `bytes` there and `bytes` back",
+        r->latency_message, r->latency_bytes, &r->latency, &r->latency_histogram, half, 0);
     if (r->has_bandwidth) {
         pa_json_key(json, "bandwidth");
         per_iteration(json,
-                      r->bidirectional
-                          ? "bytes of both directions per window / time of the window"
-                          : "bytes of one window / time from its first send to its "
-                            "acknowledgement",
+                      r->bidirectional ? "bytes of both directions per window / time of the window"
+                                       : "bytes of one window / time from its first send to its "
+                                         "acknowledgement",
                       r->bandwidth_message, r->bandwidth_bytes, &r->bandwidth,
                       &r->bandwidth_histogram, 1.0, r->window);
     }
@@ -271,8 +271,8 @@ void pa_p2p_pair_from_args(pa_p2p_pair *pair, const pa_args *args)
 void pa_p2p_measure_pair(const pa_p2p_pair *pair, MPI_Comm comm, MPI_Comm agree,
                          const pa_timing *timing, pa_p2p_result *result)
 {
-    size_t largest = pair->latency_bytes > pair->bandwidth_bytes ? pair->latency_bytes
-                                                                 : pair->bandwidth_bytes;
+    size_t largest =
+        pair->latency_bytes > pair->bandwidth_bytes ? pair->latency_bytes : pair->bandwidth_bytes;
     pa_p2p p2p;
     pa_p2p_init(&p2p, comm, largest, (size_t)pair->window * pair->bandwidth_bytes, pair->window);
     pa_p2p_measure_latency(&p2p, agree, pair->latency_bytes, 0, timing, result);

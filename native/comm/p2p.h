@@ -16,10 +16,10 @@
 #include "comm.h"
 
 typedef struct {
-    MPI_Comm comm;       /* the two ranks of the pair: 0 initiates, 1 responds */
-    int me;              /* this rank's position in comm */
-    size_t bytes;        /* message size */
-    int window;          /* messages in flight per bandwidth iteration */
+    MPI_Comm comm; /* the two ranks of the pair: 0 initiates, 1 responds */
+    int me;        /* this rank's position in comm */
+    size_t bytes;  /* message size */
+    int window;    /* messages in flight per bandwidth iteration */
     int bidirectional;
     unsigned char *send; /* max_bytes */
     unsigned char *recv; /* max_window slots of max_bytes */
@@ -50,7 +50,6 @@ void pa_p2p_verify(const pa_p2p *p2p, int bandwidth, const char *what);
 double pa_p2p_latency_bytes(const pa_p2p *p2p);
 double pa_p2p_bandwidth_bytes(const pa_p2p *p2p);
 
-
 /* What a pair measured: latency, and bandwidth when asked for (never for empty messages). */
 typedef struct {
     int bidirectional, has_bandwidth;
@@ -80,13 +79,20 @@ void pa_p2p_result_json(pa_json *json, const pa_p2p_result *result);
 
 /* The parameters of distance and complement: a latency and a bandwidth message size, the window
  * and its byte bound. */
-#define PA_P2P_PAIR_PARAMS(window_bytes_help)                                                      \
-    {"latency_bytes", PA_SIZE, "8", "message size of the latency ping-pong", NULL, 0, 0x1p30},     \
-        {"bandwidth_bytes", PA_SIZE, "1MiB", "message size of the bandwidth windows", NULL, 1,     \
-         0x1p30},                                                                                  \
-        {"window", PA_INT, "64", "nonblocking sends in flight per bandwidth iteration", NULL, 1,   \
-         4096},                                                                                    \
-        {"window_bytes", PA_SIZE, "4MiB", window_bytes_help, NULL, 1, 0x1p34}
+#define PA_P2P_PAIR_PARAMS(window_bytes_help)                                                  \
+    {"latency_bytes", PA_SIZE, "8", "message size of the latency ping-pong", NULL, 0, 0x1p30}, \
+        {"bandwidth_bytes",                                                                    \
+         PA_SIZE,                                                                              \
+         "1MiB",                                                                               \
+         "message size of the bandwidth windows",                                              \
+         NULL,                                                                                 \
+         1,                                                                                    \
+         0x1p30},                                                                              \
+        {"window", PA_INT, "64", "nonblocking sends in flight per bandwidth iteration",        \
+         NULL,     1,      4096},                                                              \
+    {                                                                                          \
+        "window_bytes", PA_SIZE, "4MiB", window_bytes_help, NULL, 1, 0x1p34                    \
+    }
 typedef struct {
     size_t latency_bytes, bandwidth_bytes;
     int window; /* pa_p2p_window of window and window_bytes */

@@ -40,7 +40,12 @@ typedef struct {
 
 static const element_type TYPES[] = {
     {"char", MPI_CHAR, 1, 0}, {"int", MPI_INT, 4, 64}, {"double", MPI_DOUBLE, 8, 320}};
-enum { NTYPES = 3, MAX_COUNT = 64, REGION = 1024, WINDOW_BYTES = 3 * REGION };
+enum {
+    NTYPES = 3,
+    MAX_COUNT = 64,
+    REGION = 1024,
+    WINDOW_BYTES = 3 * REGION
+};
 
 /* Region 0 of a rank's window holds what it owns (read by get); region 1 + a receives accessor
  * a's puts. Element j of type t, written by rank `owner` (`put`: by accessor `owner`). */
@@ -93,11 +98,11 @@ static double access_batch(void *context, long iterations, uint64_t *laps)
     PA_LAP(laps, 0);
     for (long i = 0; i < iterations; i++) {
         if (a->put)
-            MPI_Put(a->local, a->count, type->datatype, a->target, where, a->count,
-                    type->datatype, a->window);
+            MPI_Put(a->local, a->count, type->datatype, a->target, where, a->count, type->datatype,
+                    a->window);
         else
-            MPI_Get(a->local, a->count, type->datatype, a->target, where, a->count,
-                    type->datatype, a->window);
+            MPI_Get(a->local, a->count, type->datatype, a->target, where, a->count, type->datatype,
+                    a->window);
         MPI_Win_flush(a->target, a->window);
         PA_LAP(laps, i + 1);
     }
@@ -122,9 +127,14 @@ static void verify_access(rma_access *a, int me, double *checked)
         pa_comm_wrong("MPI_%s of %d %s from rank %d delivered a wrong element %d",
                       a->put ? "Put" : "Get", a->count, type->name, a->target, j);
     switch (a->t) { /* element 0 as a number, for the document */
-    case 0: *checked = (double)a->local[0]; break;
-    case 1: *checked = (double)*(int *)a->local; break;
-    default: *checked = *(double *)a->local;
+    case 0:
+        *checked = (double)a->local[0];
+        break;
+    case 1:
+        *checked = (double)*(int *)a->local;
+        break;
+    default:
+        *checked = *(double *)a->local;
     }
 }
 
@@ -322,8 +332,11 @@ static void run_access_case(context *x, rma_case *c)
     MPI_Comm group = pa_comm_of(world, c->accessors, c->naccessors);
     for (int t = 0; t < NTYPES; t++)
         for (int count = 1; count <= x->max_count; count *= 2) {
-            rma_access a = {.window = x->window, .slot = slot, .t = t, .count = count,
-                        .put = strcmp(c->op, "put") == 0};
+            rma_access a = {.window = x->window,
+                            .slot = slot,
+                            .t = t,
+                            .count = count,
+                            .put = strcmp(c->op, "put") == 0};
             pa_series series = {0};
             pa_histogram histogram;
             pa_histogram_clear(&histogram);
@@ -345,8 +358,9 @@ static void run_access_case(context *x, rma_case *c)
                          MPI_STATUS_IGNORE);
             char first[8];
             value(t, a.put ? c->accessors[0] : c->targets[0], 0, a.put, first);
-            expected = t == 0 ? (double)first[0] : t == 1 ? (double)*(int *)first
-                                                          : *(double *)first;
+            expected = t == 0   ? (double)first[0]
+                       : t == 1 ? (double)*(int *)first
+                                : *(double *)first;
             int per_row = 0, *ranks = NULL;
             double *values = NULL;
             int rows = pa_comm_collect(world, group != MPI_COMM_NULL ? &series : NULL, &per_row,
@@ -359,8 +373,8 @@ static void run_access_case(context *x, rma_case *c)
                 shown.iterations = iterations;
                 shown.count = per_row;
                 shown.requested = x->timing->samples;
-                write_measured(x->json, x->args, world, c, t, count, x->timing, &shown,
-                               &histogram, rows, per_row, values, ranks, expected, checked);
+                write_measured(x->json, x->args, world, c, t, count, x->timing, &shown, &histogram,
+                               rows, per_row, values, ranks, expected, checked);
                 free(values);
                 free(ranks);
             }
@@ -396,8 +410,7 @@ static void run_shared_case(context *x)
         MPI_Comm_rank(pair, &s.me);
         MPI_Comm_set_errhandler(pair, MPI_ERRORS_RETURN);
         char *base = NULL;
-        ok = MPI_Win_allocate_shared(REGION, 1, MPI_INFO_NULL, pair, &base, &window) ==
-             MPI_SUCCESS;
+        ok = MPI_Win_allocate_shared(REGION, 1, MPI_INFO_NULL, pair, &base, &window) == MPI_SUCCESS;
         if (ok) {
             MPI_Aint size;
             int unit;
@@ -431,17 +444,18 @@ static void run_shared_case(context *x)
             int per_row = 0, *ranks = NULL;
             double *values = NULL;
             /* both ranks time the same round trips: rank 0's series is the figure */
-            int rows = pa_comm_collect(world, world->rank == 0 ? &series : NULL, &per_row,
-                                       &values, &ranks);
+            int rows = pa_comm_collect(world, world->rank == 0 ? &series : NULL, &per_row, &values,
+                                       &ranks);
             if (world->rank == 0) {
                 char first[8];
                 value(t, partner, 0, (int)(s.sequence & 1), first);
-                double expected = t == 0 ? (double)first[0]
+                double expected = t == 0   ? (double)first[0]
                                   : t == 1 ? (double)*(int *)first
                                            : *(double *)first;
                 char *seen = s.mine + 64;
-                double found = t == 0 ? (double)seen[0] : t == 1 ? (double)*(int *)seen
-                                                                 : *(double *)seen;
+                double found = t == 0   ? (double)seen[0]
+                               : t == 1 ? (double)*(int *)seen
+                                        : *(double *)seen;
                 write_measured(x->json, x->args, world, &c, t, count, x->timing, &series,
                                &histogram, rows, per_row, values, ranks, expected, found);
                 free(values);
@@ -470,7 +484,10 @@ int main(int argc, char **argv)
     pa_timing_from_args(&timing, &args);
     pa_json json;
     pa_comm_docs_begin(&json, &world, &args);
-    context x = {.args = &args, .world = &world, .timing = &timing, .json = &json,
+    context x = {.args = &args,
+                 .world = &world,
+                 .timing = &timing,
+                 .json = &json,
                  .max_count = (int)pa_arg_int(&args, "max_count")};
 
     /* One window for every get/put case; a library that cannot make one (Open MPI's osc/rdma
@@ -503,13 +520,13 @@ int main(int argc, char **argv)
     const char *ops[2] = {"get", "put"};
     for (int o = 0; o < 2; o++) {
         if (wanted(&args, "one")) {
-            rma_case c = {.name = "one", .op = ops[o], .accessors = {1}, .targets = {0},
-                          .naccessors = 1};
+            rma_case c = {
+                .name = "one", .op = ops[o], .accessors = {1}, .targets = {0}, .naccessors = 1};
             run_access_case(&x, &c);
         }
         if (wanted(&args, "two_same_node")) {
-            rma_case c = {.name = "two_same_node", .op = ops[o], .targets = {0, 0},
-                          .naccessors = 2};
+            rma_case c = {
+                .name = "two_same_node", .op = ops[o], .targets = {0, 0}, .naccessors = 2};
             same_host_pair(&world, &c.accessors[0], &c.accessors[1]);
             if (c.accessors[0] < 0) {
                 c.naccessors = 0;
@@ -519,8 +536,11 @@ int main(int argc, char **argv)
             run_access_case(&x, &c);
         }
         if (wanted(&args, "each_side")) {
-            rma_case c = {.name = "each_side", .op = ops[o], .accessors = {0, 1},
-                          .targets = {1, 0}, .naccessors = 2};
+            rma_case c = {.name = "each_side",
+                          .op = ops[o],
+                          .accessors = {0, 1},
+                          .targets = {1, 0},
+                          .naccessors = 2};
             run_access_case(&x, &c);
         }
     }

@@ -86,8 +86,8 @@ static void parse_cpus(const char *name, const char *word, pa_value *value)
                 goto malformed;
         }
         if (last >= 65536)
-            pa_fail(2, "%s=%s names cpu %lld, beyond any machine this program supports", name,
-                    word, last);
+            pa_fail(2, "%s=%s names cpu %lld, beyond any machine this program supports", name, word,
+                    last);
         for (long long cpu = first; cpu <= last; cpu++) {
             for (int i = 0; i < value->ncpus; i++)
                 if (value->cpus[i] == cpu)
@@ -156,7 +156,9 @@ static void check_range(const pa_param *param, const char *word, double v)
         return;
     pa_fail(2, "%s=%s is out of range: it must be between %.15g and %.15g%s", param->name, word,
             param->min, param->max,
-            param->kind == PA_SIZE || param->kind == PA_SIZES ? " bytes" : param->kind == PA_DURATION ? " seconds" : "");
+            param->kind == PA_SIZE || param->kind == PA_SIZES ? " bytes"
+            : param->kind == PA_DURATION                      ? " seconds"
+                                                              : "");
 }
 
 static void parse_value(const pa_param *param, const char *word, pa_value *value);
@@ -173,8 +175,7 @@ static void parse_sizes(const pa_param *param, const char *word, pa_value *value
         size_t len = strcspn(p, ",");
         char point[64];
         if (len == 0 || len >= sizeof point)
-            pa_fail(2, "%s=%s is not a size or a comma-separated list of sizes", param->name,
-                    word);
+            pa_fail(2, "%s=%s is not a size or a comma-separated list of sizes", param->name, word);
         snprintf(point, sizeof point, "%.*s", (int)len, p);
         pa_value one = {0};
         parse_value(&single, point, &one);
@@ -254,9 +255,9 @@ static void parse_value(const pa_param *param, const char *word, pa_value *value
 static const char *kind_name(pa_kind kind)
 {
     static const char *names[] = {
-        [PA_INT] = "integer",         [PA_SIZE] = "bytes",      [PA_DOUBLE] = "number",
-        [PA_CHOICE] = "choice",       [PA_CPUS] = "cpu list",   [PA_DURATION] = "duration",
-        [PA_NODE] = "memory policy",  [PA_STRING] = "text",     [PA_SIZES] = "bytes, or a list",
+        [PA_INT] = "integer",        [PA_SIZE] = "bytes",    [PA_DOUBLE] = "number",
+        [PA_CHOICE] = "choice",      [PA_CPUS] = "cpu list", [PA_DURATION] = "duration",
+        [PA_NODE] = "memory policy", [PA_STRING] = "text",   [PA_SIZES] = "bytes, or a list",
     };
     return names[kind];
 }

@@ -25,7 +25,10 @@ typedef enum {
 } pa_kind;
 
 /* PA_NODE values that are not node numbers. */
-enum { PA_NODE_LOCAL = -1, PA_NODE_INTERLEAVE = -2 };
+enum {
+    PA_NODE_LOCAL = -1,
+    PA_NODE_INTERLEAVE = -2
+};
 
 typedef struct {
     const char *name;

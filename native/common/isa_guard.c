@@ -25,22 +25,24 @@
 
 int pa_isa_cpu_supports(const char *name)
 {
-#define PA_ISA(feature)                                                                         \
-    if (strcmp(name, feature) == 0)                                                             \
-        return __builtin_cpu_supports(feature) != 0;
-    PA_ISA("sse3") PA_ISA("ssse3") PA_ISA("sse4.1") PA_ISA("sse4.2") PA_ISA("sse4a")
-    PA_ISA("popcnt") PA_ISA("movbe") PA_ISA("lzcnt") PA_ISA("bmi") PA_ISA("bmi2") PA_ISA("adx")
-    PA_ISA("aes") PA_ISA("pclmul") PA_ISA("sha") PA_ISA("f16c") PA_ISA("avx") PA_ISA("avx2")
-    PA_ISA("fma") PA_ISA("fma4") PA_ISA("xop") PA_ISA("gfni") PA_ISA("vaes") PA_ISA("vpclmulqdq")
-    PA_ISA("avx512f") PA_ISA("avx512cd") PA_ISA("avx512bw") PA_ISA("avx512dq") PA_ISA("avx512vl")
-    PA_ISA("avx512ifma") PA_ISA("avx512vbmi") PA_ISA("avx512vbmi2") PA_ISA("avx512vnni")
-    PA_ISA("avx512bitalg") PA_ISA("avx512vpopcntdq") PA_ISA("avx512bf16")
-    PA_ISA("avx512vp2intersect")
+/* clang-format off */
+#define PA_ISA(feature)                                                                          \
+    if (strcmp(name, feature) == 0)                                                              \
+        return __builtin_cpu_supports(feature) != 0
+    PA_ISA("sse3"); PA_ISA("ssse3"); PA_ISA("sse4.1"); PA_ISA("sse4.2"); PA_ISA("sse4a");
+    PA_ISA("popcnt"); PA_ISA("movbe"); PA_ISA("lzcnt"); PA_ISA("bmi"); PA_ISA("bmi2");
+    PA_ISA("adx"); PA_ISA("aes"); PA_ISA("pclmul"); PA_ISA("sha"); PA_ISA("f16c"); PA_ISA("avx");
+    PA_ISA("avx2"); PA_ISA("fma"); PA_ISA("fma4"); PA_ISA("xop"); PA_ISA("gfni"); PA_ISA("vaes");
+    PA_ISA("vpclmulqdq"); PA_ISA("avx512f"); PA_ISA("avx512cd"); PA_ISA("avx512bw");
+    PA_ISA("avx512dq"); PA_ISA("avx512vl"); PA_ISA("avx512ifma"); PA_ISA("avx512vbmi");
+    PA_ISA("avx512vbmi2"); PA_ISA("avx512vnni"); PA_ISA("avx512bitalg"); PA_ISA("avx512vpopcntdq");
+    PA_ISA("avx512bf16"); PA_ISA("avx512vp2intersect");
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 /* names GCC 12 added */
-    PA_ISA("lahf_lm") PA_ISA("cmpxchg16b") PA_ISA("avxvnni") PA_ISA("avx512fp16")
-    PA_ISA("amx-tile") PA_ISA("amx-int8") PA_ISA("amx-bf16")
+    PA_ISA("lahf_lm"); PA_ISA("cmpxchg16b"); PA_ISA("avxvnni"); PA_ISA("avx512fp16");
+    PA_ISA("amx-tile"); PA_ISA("amx-int8"); PA_ISA("amx-bf16");
 #endif
 #undef PA_ISA
+    /* clang-format on */
     return 1;
 }
 
@@ -66,8 +68,8 @@ static void cpu_model(char *model, size_t size)
     if (!__get_cpuid(0x80000000, &eax, &ebx, &ecx, &edx) || eax < 0x80000004)
         return;
     for (unsigned int leaf = 0; leaf < 3; leaf++)
-        __get_cpuid(0x80000002 + leaf, &brand[4 * leaf], &brand[4 * leaf + 1],
-                    &brand[4 * leaf + 2], &brand[4 * leaf + 3]);
+        __get_cpuid(0x80000002 + leaf, &brand[4 * leaf], &brand[4 * leaf + 1], &brand[4 * leaf + 2],
+                    &brand[4 * leaf + 3]);
     const char *text = (const char *)brand;
     size_t length = strnlen(text, sizeof brand);
     size_t start = strspn(text, " ");

@@ -59,11 +59,21 @@ static void write_string(FILE *file, const char *text)
     fputc('"', file);
     for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
         switch (*p) {
-        case '"': fputs("\\\"", file); break;
-        case '\\': fputs("\\\\", file); break;
-        case '\n': fputs("\\n", file); break;
-        case '\r': fputs("\\r", file); break;
-        case '\t': fputs("\\t", file); break;
+        case '"':
+            fputs("\\\"", file);
+            break;
+        case '\\':
+            fputs("\\\\", file);
+            break;
+        case '\n':
+            fputs("\\n", file);
+            break;
+        case '\r':
+            fputs("\\r", file);
+            break;
+        case '\t':
+            fputs("\\t", file);
+            break;
         default:
             if (*p < 0x20)
                 fprintf(file, "\\u%04x", *p);

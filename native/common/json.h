@@ -11,7 +11,7 @@
 typedef struct {
     FILE *file;
     int depth;
-    int count[PA_JSON_MAX_DEPTH];     /* values written so far at each level */
+    int count[PA_JSON_MAX_DEPTH]; /* values written so far at each level */
     char is_object[PA_JSON_MAX_DEPTH];
     int after_key;
 } pa_json;

@@ -92,8 +92,8 @@ static const char *apply_policy(pa_buffer *b)
         mode = MPOL_INTERLEAVE;
         mask = numa_get_mems_allowed();
     }
-    long status = mbind(b->base, b->mapped, mode, mask ? mask->maskp : NULL,
-                        mask ? mask->size + 1 : 0, 0);
+    long status =
+        mbind(b->base, b->mapped, mode, mask ? mask->maskp : NULL, mask ? mask->size + 1 : 0, 0);
     int error = errno;
     if (mask)
         numa_bitmask_free(mask);
@@ -153,7 +153,9 @@ static double huge_fraction(const pa_buffer *b)
  * unbiased even where interleaving is periodic in the page index. */
 static void sample_nodes(pa_buffer *b)
 {
-    enum { max_samples = 4096 };
+    enum {
+        max_samples = 4096
+    };
     static void *pages[max_samples];
     static int status[max_samples];
     size_t npages = b->mapped / b->page_bytes;
@@ -242,9 +244,10 @@ void pa_buffer_unmap(pa_buffer *b)
 
 void pa_buffer_json(pa_json *json, const pa_buffer *b)
 {
-    pa_json_key_string(json, "mempolicy", b->node == PA_NODE_LOCAL        ? "local"
-                                          : b->node == PA_NODE_INTERLEAVE ? "interleave"
-                                                                          : "bind");
+    pa_json_key_string(json, "mempolicy",
+                       b->node == PA_NODE_LOCAL        ? "local"
+                       : b->node == PA_NODE_INTERLEAVE ? "interleave"
+                                                       : "bind");
     pa_json_key(json, "mempolicy_applied"); /* read back by get_mempolicy; null if never applied */
     if (b->policy_applied[0])
         pa_json_string(json, b->policy_applied);

@@ -105,7 +105,12 @@ static const cpu_events table[] = {
 
 /* -- state ------------------------------------------------------------------------------------- */
 
-enum backend { NOT_STARTED, NONE, PERF_EVENT, PAPI };
+enum backend {
+    NOT_STARTED,
+    NONE,
+    PERF_EVENT,
+    PAPI
+};
 
 static struct {
     enum backend backend;

@@ -8,8 +8,8 @@
 
 #ifndef PERFATLAS_COMPILER
 #define PERFATLAS_COMPILER "unknown"
-#define PERFATLAS_CFLAGS "unknown"
-#define PERFATLAS_ARCH "unknown"
+#define PERFATLAS_CFLAGS   "unknown"
+#define PERFATLAS_ARCH     "unknown"
 #endif
 
 /* Every declared parameter with its parsed value: sizes in bytes, durations in seconds. */

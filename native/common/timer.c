@@ -72,7 +72,9 @@ static int compare_doubles(const void *a, const void *b)
  * reads (a tick can never be resolved finer than the cost of one read). */
 static void measure_resolution(void)
 {
-    enum { trials = 201 };
+    enum {
+        trials = 201
+    };
     double steps[trials];
     for (int t = 0; t < trials; t++) {
         uint64_t first = pa_ticks(), next;
@@ -113,8 +115,9 @@ void pa_timer_json(pa_json *json)
 {
     pa_json_key(json, "timer");
     pa_json_begin_object(json);
-    pa_json_key_string(json, "source", pa_timer_uses_tsc ? "rdtsc (invariant TSC)"
-                                                         : "clock_gettime(CLOCK_MONOTONIC_RAW)");
+    pa_json_key_string(json, "source",
+                       pa_timer_uses_tsc ? "rdtsc (invariant TSC)"
+                                         : "clock_gettime(CLOCK_MONOTONIC_RAW)");
     pa_json_key_double(json, "resolution_ns", resolution_ns);
     pa_json_key(json, "tsc_hz");
     if (pa_timer_uses_tsc)

@@ -19,7 +19,7 @@
 #include "aggregate.h"
 #include "timer.h"
 
-const char *const pa_ipm_quantity_names[PA_IPM_NQ] = {"wall_s", "calc_s", "mpi_s", "io_s",
+const char *const pa_ipm_quantity_names[PA_IPM_NQ] = {"wall_s", "calc_s", "mpi_s",   "io_s",
                                                       "lbst_s", "user_s", "system_s"};
 
 /* Region paths of this rank; region 0 is "". */
@@ -175,7 +175,8 @@ static void aggregate_regions(pa_ipm_profile_t *profile, const int map[], const 
     int g = profile->regions, n = g * PA_IPM_NQ;
     double mpi_s[PA_IPM_MAX_REGIONS], io_s[PA_IPM_MAX_REGIONS];
     pa_ipm_region_times(mpi_s, io_s);
-    double *values = calloc((size_t)n, sizeof *values), *entries = calloc((size_t)g, sizeof *entries);
+    double *values = calloc((size_t)n, sizeof *values),
+           *entries = calloc((size_t)g, sizeof *entries);
     double *ranks = calloc((size_t)g, sizeof *ranks);
     unsigned char *present = calloc((size_t)n, 1);
     for (int id = 0; id < pa_ipm.region_count; id++) {

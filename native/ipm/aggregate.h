@@ -5,13 +5,21 @@
 
 #include "table.h"
 
-#define PA_IPM_PATH 1024          /* "outer/inner/..." */
-#define PA_IPM_MAX_PATHS 256      /* regions over all ranks */
+#define PA_IPM_PATH             1024 /* "outer/inner/..." */
+#define PA_IPM_MAX_PATHS        256  /* regions over all ranks */
 #define PA_IPM_MATRIX_MAX_TASKS 1024 /* the communication matrix is kept up to this many tasks */
 
 /* The per-rank quantities of a region: each becomes a spread (sum, min, max over ranks). */
-enum { PA_IPM_Q_WALL, PA_IPM_Q_CALC, PA_IPM_Q_MPI, PA_IPM_Q_IO, PA_IPM_Q_LBST, PA_IPM_Q_USER,
-       PA_IPM_Q_SYSTEM, PA_IPM_NQ };
+enum {
+    PA_IPM_Q_WALL,
+    PA_IPM_Q_CALC,
+    PA_IPM_Q_MPI,
+    PA_IPM_Q_IO,
+    PA_IPM_Q_LBST,
+    PA_IPM_Q_USER,
+    PA_IPM_Q_SYSTEM,
+    PA_IPM_NQ
+};
 extern const char *const pa_ipm_quantity_names[PA_IPM_NQ];
 
 typedef struct {
@@ -20,15 +28,17 @@ typedef struct {
     char host[64];
 } pa_ipm_rank_row_t;
 
-typedef struct { double sum, min, max; } pa_ipm_spread_t;
+typedef struct {
+    double sum, min, max;
+} pa_ipm_spread_t;
 
 typedef struct {
     int tasks, regions, paths_dropped;
     char (*paths)[PA_IPM_PATH];
     int *parents;
-    pa_ipm_spread_t *region;      /* regions x PA_IPM_NQ */
+    pa_ipm_spread_t *region; /* regions x PA_IPM_NQ */
     double *region_ranks, *region_entries;
-    pa_ipm_spread_t *call_time;   /* regions x PA_IPM_NCALLS, over the ranks that made the call */
+    pa_ipm_spread_t *call_time; /* regions x PA_IPM_NCALLS, over the ranks that made the call */
     double *call_count, *call_bytes, *call_lbst, *call_ranks;
     double *hist_count, *hist_bytes, *hist_time; /* PA_IPM_NCALLS x PA_IPM_BUCKETS */
     double *matrix_bytes, *matrix_messages;      /* tasks x tasks; NULL above the limit */

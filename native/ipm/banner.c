@@ -46,8 +46,8 @@ static void print_totals(const pa_ipm_profile_t *profile, FILE *out)
 
 static void print_regions(const pa_ipm_profile_t *profile, FILE *out)
 {
-    fprintf(out, "#\n# %-25s %12s %8s %8s %8s %8s\n", "region", "<wall>", "%calc", "%mpi",
-            "%i/o", "%lbst");
+    fprintf(out, "#\n# %-25s %12s %8s %8s %8s %8s\n", "region", "<wall>", "%calc", "%mpi", "%i/o",
+            "%lbst");
     for (int id = 0; id < profile->regions; id++) {
         const pa_ipm_spread_t *q = &profile->region[id * PA_IPM_NQ];
         double wall = q[PA_IPM_Q_WALL].sum, ranks = profile->region_ranks[id];
@@ -92,7 +92,6 @@ void pa_ipm_print_banner(const pa_ipm_profile_t *profile, FILE *out)
     if (profile->overflow_count > 0)
         fprintf(out, "# %.0f events on %.0f ranks found the record table full: folded, not lost\n",
                 profile->overflow_count, profile->overflow_ranks);
-    fputs("###############################################################################\n",
-          out);
+    fputs("###############################################################################\n", out);
     fflush(out);
 }

@@ -34,10 +34,7 @@
 #define PA_IPM_FORTRAN_REGION "fortran"
 
 /* MPI_PCONTROL(LEVEL) has no IERROR argument. */
-static void fortran_pcontrol(const MPI_Fint *level)
-{
-    MPI_Pcontrol(*level, PA_IPM_FORTRAN_REGION);
-}
+static void fortran_pcontrol(const MPI_Fint *level) { MPI_Pcontrol(*level, PA_IPM_FORTRAN_REGION); }
 PA_IPM_FORTRAN_NAMES(void, fortran_pcontrol, mpi_pcontrol, MPI_PCONTROL, (const MPI_Fint *level))
 PA_IPM_FORTRAN_F08(void, fortran_pcontrol, mpi_pcontrol, (const MPI_Fint *level))
 
@@ -48,7 +45,7 @@ static void fortran_init(MPI_Fint *ierr)
     if (ierr != NULL)
         *ierr = code;
 }
-PA_IPM_FORTRAN_F08(void, fortran_init, mpi_init, (MPI_Fint *ierr))
+PA_IPM_FORTRAN_F08(void, fortran_init, mpi_init, (MPI_Fint * ierr))
 
 static void fortran_init_thread(const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
 {
@@ -61,7 +58,7 @@ static void fortran_init_thread(const MPI_Fint *required, MPI_Fint *provided, MP
 PA_IPM_FORTRAN_F08(void, fortran_init_thread, mpi_init_thread,
                    (const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr))
 #ifdef OPEN_MPI /* MPICH's mpif.h MPI_INIT calls the C MPI_Init itself */
-PA_IPM_FORTRAN_NAMES(void, fortran_init, mpi_init, MPI_INIT, (MPI_Fint *ierr))
+PA_IPM_FORTRAN_NAMES(void, fortran_init, mpi_init, MPI_INIT, (MPI_Fint * ierr))
 PA_IPM_FORTRAN_NAMES(void, fortran_init_thread, mpi_init_thread, MPI_INIT_THREAD,
                      (const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr))
 #else

@@ -11,15 +11,15 @@
 
 /* One Fortran entry point `fn` under the four names Fortran compilers use (gfortran: lower case
  * and one trailing underscore; others: none, two, upper case). */
-#define PA_IPM_FORTRAN_NAMES(ret, fn, lower, upper, params)                                        \
-    PA_IPM_EXPORT ret lower params __attribute__((alias(#fn)));                                    \
-    PA_IPM_EXPORT ret lower##_ params __attribute__((alias(#fn)));                                 \
-    PA_IPM_EXPORT ret lower##__ params __attribute__((alias(#fn)));                                \
+#define PA_IPM_FORTRAN_NAMES(ret, fn, lower, upper, params)         \
+    PA_IPM_EXPORT ret lower params __attribute__((alias(#fn)));     \
+    PA_IPM_EXPORT ret lower##_ params __attribute__((alias(#fn)));  \
+    PA_IPM_EXPORT ret lower##__ params __attribute__((alias(#fn))); \
     PA_IPM_EXPORT ret upper params __attribute__((alias(#fn)));
 /* The same entry point under the name of `use mpi_f08` (Open MPI: lower_f08_). Its handles are
  * TYPE(MPI_Comm) etc., a derived type holding one INTEGER, passed by reference like an MPI_Fint;
  * TYPE(MPI_Status) has the C layout of MPI_Status; IERROR is optional (a null pointer). */
-#define PA_IPM_FORTRAN_F08(ret, fn, lower, params)                                                 \
+#define PA_IPM_FORTRAN_F08(ret, fn, lower, params) \
     PA_IPM_EXPORT ret lower##_f08_ params __attribute__((alias(#fn)));
 
 #ifdef OPEN_MPI
@@ -48,9 +48,9 @@ static inline int *pa_ipm_fortran_weights(MPI_Fint *fortran)
                                                             : (int *)fortran;
 }
 
-#define PA_IPM_FORTRAN_STATUS_IGNORED(f) ((void *)(f) == &mpi_fortran_status_ignore_)
+#define PA_IPM_FORTRAN_STATUS_IGNORED(f)   ((void *)(f) == &mpi_fortran_status_ignore_)
 #define PA_IPM_FORTRAN_STATUSES_IGNORED(f) ((void *)(f) == &mpi_fortran_statuses_ignore_)
-#define PA_IPM_FORTRAN_STATUS_FINTS (sizeof(MPI_Status) / sizeof(MPI_Fint)) /* MPI_STATUS_SIZE */
+#define PA_IPM_FORTRAN_STATUS_FINTS        (sizeof(MPI_Status) / sizeof(MPI_Fint)) /* MPI_STATUS_SIZE */
 #else
 /* MPICH's mpi_f08: a handle is the C one (an int), TYPE(MPI_Status) is MPI_F08_status, the C
  * layout (mpi.h), and its sentinels are the C objects mpi.h declares. */
@@ -67,22 +67,18 @@ extern int pa_ipm_f08_weights_empty __asm__("__mpi_f08_link_constants_MOD_mpi_we
     __attribute__((weak));
 
 /* A TYPE(C_PTR) argument (MPI_Alloc_mem's baseptr): a location, no sentinel. */
-static inline void *pa_ipm_fortran_buffer(void *fortran)
-{
-    return fortran;
-}
+static inline void *pa_ipm_fortran_buffer(void *fortran) { return fortran; }
 
 static inline int *pa_ipm_fortran_weights(MPI_Fint *fortran)
 {
-    return fortran == &pa_ipm_f08_unweighted       ? MPI_UNWEIGHTED
+    return fortran == &pa_ipm_f08_unweighted      ? MPI_UNWEIGHTED
            : fortran == &pa_ipm_f08_weights_empty ? MPI_WEIGHTS_EMPTY
-                                                   : (int *)fortran;
+                                                  : (int *)fortran;
 }
 
-#define PA_IPM_FORTRAN_STATUS_IGNORED(f) ((void *)(f) == (void *)&MPIR_F08_MPI_STATUS_IGNORE_OBJ)
-#define PA_IPM_FORTRAN_STATUSES_IGNORED(f)                                                         \
-    ((void *)(f) == (void *)MPIR_F08_MPI_STATUSES_IGNORE_OBJ)
-#define PA_IPM_FORTRAN_STATUS_FINTS (sizeof(MPI_Status) / sizeof(MPI_Fint))
+#define PA_IPM_FORTRAN_STATUS_IGNORED(f)   ((void *)(f) == (void *)&MPIR_F08_MPI_STATUS_IGNORE_OBJ)
+#define PA_IPM_FORTRAN_STATUSES_IGNORED(f) ((void *)(f) == (void *)MPIR_F08_MPI_STATUSES_IGNORE_OBJ)
+#define PA_IPM_FORTRAN_STATUS_FINTS        (sizeof(MPI_Status) / sizeof(MPI_Fint))
 
 /* The first element of a choice buffer, which mpi_f08 passes as an array descriptor (gfortran's
  * and TS 29113's both begin with the base address), MPI_IN_PLACE and MPI_BOTTOM translated. */

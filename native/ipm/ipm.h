@@ -34,20 +34,20 @@ extern const char *const pa_ipm_call_names[PA_IPM_NCALLS];
 extern const unsigned char pa_ipm_call_kinds[PA_IPM_NCALLS];
 
 /* The vocabulary of calls.def. */
-#define PA_IPM_NO_PEER (-1)
-#define PA_IPM_NO_BYTES ((uint64_t)0)
+#define PA_IPM_NO_PEER                (-1)
+#define PA_IPM_NO_BYTES               ((uint64_t)0)
 #define PA_IPM_BYTES(count, datatype) pa_ipm_bytes((count), (datatype))
-#define PA_IPM_RECEIVED pa_ipm_received(status) /* RECV, IO_READ: from the status */
-#define PA_IPM_SOURCE (status->MPI_SOURCE)      /* RECV: the rank the message came from */
-#define PA_IPM_SENT(sendbuf, bytes) ((sendbuf) == MPI_IN_PLACE ? PA_IPM_NO_BYTES : (bytes))
-#define PA_IPM_AT_ROOT(root, comm, bytes)                                                          \
+#define PA_IPM_RECEIVED               pa_ipm_received(status) /* RECV, IO_READ: from the status */
+#define PA_IPM_SOURCE                 (status->MPI_SOURCE) /* RECV: the rank the message came from */
+#define PA_IPM_SENT(sendbuf, bytes)   ((sendbuf) == MPI_IN_PLACE ? PA_IPM_NO_BYTES : (bytes))
+#define PA_IPM_AT_ROOT(root, comm, bytes) \
     (pa_ipm_is_root((root), (comm)) ? (bytes) : PA_IPM_NO_BYTES)
 #define PA_IPM_BYTES_V(counts, datatype, comm) pa_ipm_bytes_v((comm), 0, (counts), NULL, (datatype))
-#define PA_IPM_BYTES_W(counts, datatypes, comm)                                                    \
+#define PA_IPM_BYTES_W(counts, datatypes, comm) \
     pa_ipm_bytes_v((comm), 0, (counts), (datatypes), MPI_DATATYPE_NULL)
-#define PA_IPM_NEIGHBOR_BYTES_V(counts, datatype, comm)                                            \
+#define PA_IPM_NEIGHBOR_BYTES_V(counts, datatype, comm) \
     pa_ipm_bytes_v((comm), 1, (counts), NULL, (datatype))
-#define PA_IPM_NEIGHBOR_BYTES_W(counts, datatypes, comm)                                           \
+#define PA_IPM_NEIGHBOR_BYTES_W(counts, datatypes, comm) \
     pa_ipm_bytes_v((comm), 1, (counts), (datatypes), MPI_DATATYPE_NULL)
 #define PA_IPM_WINDOW_PEER(rank, win) pa_ipm_window_peer((rank), (win))
 

@@ -32,7 +32,8 @@ static void flush(pa_ipm_poll_t *run)
     if (run->calls == 0)
         return;
     uint64_t ticks = (uint64_t)((double)run->ticks * (double)run->calls / (double)run->timed + 0.5);
-    pa_ipm_record_batch(run->region, pa_ipm_poll_calls[run->slot], run->calls, ticks, run->min, run->max);
+    pa_ipm_record_batch(run->region, pa_ipm_poll_calls[run->slot], run->calls, ticks, run->min,
+                        run->max);
     *run = (pa_ipm_poll_t){.slot = run->slot, .region = run->region};
 }
 

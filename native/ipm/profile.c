@@ -7,8 +7,8 @@
 #include "counters.h"
 #include "timer.h"
 
-#define PA_IPM_LBST_METHOD                                                                         \
-    "per region and collective call: a rank's total time in the call minus the least total any "  \
+#define PA_IPM_LBST_METHOD                                                                       \
+    "per region and collective call: a rank's total time in the call minus the least total any " \
     "calling rank spent in it"
 
 void pa_ipm_command_words(char ***words, int *count)
@@ -66,9 +66,9 @@ static void write_regions(pa_json *json, const pa_ipm_profile_t *profile)
 static const char *category(int call)
 {
     int kind = pa_ipm_call_kinds[call];
-    return kind == PA_IPM_KIND_POSIX                                 ? "posix-io"
+    return kind == PA_IPM_KIND_POSIX                               ? "posix-io"
            : kind == PA_IPM_KIND_IO || kind == PA_IPM_KIND_IO_READ ? "mpi-io"
-                                                                     : "mpi";
+                                                                   : "mpi";
 }
 
 static void write_calls(pa_json *json, const pa_ipm_profile_t *profile)
@@ -237,9 +237,10 @@ static void write_footer(pa_json *json, const pa_ipm_profile_t *profile)
     pa_json_end_array(json);
     pa_json_key_int(json, "timed_first", PA_IPM_POLL_EXACT);
     pa_json_key_int(json, "then_one_in", PA_IPM_POLL_EVERY);
-    pa_json_key_string(json, "method",
-                       "every call counted; per thread, region and call, the first timed_first calls "
-                       "timed, then one in then_one_in; total time = mean timed time x count");
+    pa_json_key_string(
+        json, "method",
+        "every call counted; per thread, region and call, the first timed_first calls "
+        "timed, then one in then_one_in; total time = mean timed time x count");
     pa_json_end_object(json);
 }
 

@@ -50,7 +50,7 @@ static void write_regions(pa_json *json)
 
 /* The kinds of calls.def by enum pa_ipm_kind: a partial profile built from rank files (Python)
  * needs them for the communication matrix (send, put) and for load imbalance (coll). */
-static const char *const kind_names[] = {"send", "recv",  "irecv",      "coll",  "put",
+static const char *const kind_names[] = {"send", "recv",    "irecv", "coll",       "put",
                                          "io",   "io_read", "other", "completion", "posix"};
 _Static_assert(sizeof kind_names / sizeof *kind_names == PA_IPM_KIND_POSIX + 1, "one name a kind");
 

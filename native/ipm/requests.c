@@ -16,7 +16,7 @@
 #include "table.h"
 #include "timer.h"
 
-#define PA_IPM_MAX_PENDING 1024 /* a power of two */
+#define PA_IPM_MAX_PENDING    1024 /* a power of two */
 #define PA_IPM_STACK_REQUESTS 64
 
 typedef struct {
@@ -172,25 +172,25 @@ static void snapshot_release(snapshot_t *s, const MPI_Status *caller)
         free(s->statuses);
 }
 
-#define PA_IPM_COMPLETION(name, call)                                                             \
-    pa_ipm_in_mpi++;                                                                               \
-    uint64_t start = pa_ticks_unfenced();                                                          \
-    int code = call;                                                                               \
-    pa_ipm_record(PA_IPM_ID_##name, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start);            \
+#define PA_IPM_COMPLETION(name, call)                                                   \
+    pa_ipm_in_mpi++;                                                                    \
+    uint64_t start = pa_ticks_unfenced();                                               \
+    int code = call;                                                                    \
+    pa_ipm_record(PA_IPM_ID_##name, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start); \
     pa_ipm_in_mpi--
 
 /* A Test call: counted in this thread's poll run and timed when the run says so (polls.c); timed
  * and recorded like any call when there is no run. */
-#define PA_IPM_POLL(name, slot, call)                                                             \
-    pa_ipm_poll_t *run = pa_ipm_poll_start(slot);                                                  \
-    int timed = run == NULL || pa_ipm_poll_counts(run);                                            \
-    pa_ipm_in_mpi++;                                                                               \
-    uint64_t start = timed ? pa_ticks_unfenced() : 0;                                              \
-    int code = call;                                                                               \
-    if (timed && run)                                                                              \
-        pa_ipm_poll_timed(run, pa_ticks_unfenced() - start);                                       \
-    else if (timed)                                                                                \
-        pa_ipm_record(PA_IPM_ID_##name, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start);        \
+#define PA_IPM_POLL(name, slot, call)                                                       \
+    pa_ipm_poll_t *run = pa_ipm_poll_start(slot);                                           \
+    int timed = run == NULL || pa_ipm_poll_counts(run);                                     \
+    pa_ipm_in_mpi++;                                                                        \
+    uint64_t start = timed ? pa_ticks_unfenced() : 0;                                       \
+    int code = call;                                                                        \
+    if (timed && run)                                                                       \
+        pa_ipm_poll_timed(run, pa_ticks_unfenced() - start);                                \
+    else if (timed)                                                                         \
+        pa_ipm_record(PA_IPM_ID_##name, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start); \
     pa_ipm_in_mpi--
 
 PA_IPM_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
@@ -215,8 +215,7 @@ PA_IPM_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 PA_IPM_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
 {
     snapshot_t s;
-    MPI_Status *statuses =
-        snapshot_take(&s, count, requests, status, status == MPI_STATUS_IGNORE);
+    MPI_Status *statuses = snapshot_take(&s, count, requests, status, status == MPI_STATUS_IGNORE);
     PA_IPM_COMPLETION(MPI_Waitany, PMPI_Waitany(count, requests, index, statuses));
     snapshot_complete(&s, *index, 0);
     snapshot_release(&s, status);
@@ -227,8 +226,7 @@ PA_IPM_EXPORT int MPI_Testany(int count, MPI_Request requests[], int *index, int
                               MPI_Status *status)
 {
     snapshot_t s;
-    MPI_Status *statuses =
-        snapshot_take(&s, count, requests, status, status == MPI_STATUS_IGNORE);
+    MPI_Status *statuses = snapshot_take(&s, count, requests, status, status == MPI_STATUS_IGNORE);
     PA_IPM_POLL(MPI_Testany, 1, PMPI_Testany(count, requests, index, flag, statuses));
     if (*flag)
         snapshot_complete(&s, *index, 0);

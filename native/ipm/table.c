@@ -238,8 +238,7 @@ static pa_ipm_record_t *find(int region, int call, int bucket, int world)
     return &pa_ipm.overflow;
 }
 
-void pa_ipm_record_at(int region, int call, uint64_t bytes, int peer, MPI_Comm comm,
-                      uint64_t ticks)
+void pa_ipm_record_at(int region, int call, uint64_t bytes, int peer, MPI_Comm comm, uint64_t ticks)
 {
     int bucket = size_bucket(bytes);
     int world = world_peer(peer, comm);
@@ -366,8 +365,8 @@ void pa_ipm_region_times(double mpi_s[], double io_s[])
     for (int slot = 0; slot < pa_ipm.capacity; slot++) {
         const pa_ipm_record_t *record = &pa_ipm.records[slot];
         if (record->used)
-            pa_ipm_add_inclusive(pa_ipm_is_io(record->call) ? io_s : mpi_s, parents,
-                                 record->region, pa_ticks_to_seconds(record->ticks_total));
+            pa_ipm_add_inclusive(pa_ipm_is_io(record->call) ? io_s : mpi_s, parents, record->region,
+                                 pa_ticks_to_seconds(record->ticks_total));
     }
     mpi_s[0] += pa_ticks_to_seconds(pa_ipm.overflow.ticks_total); /* its region is unknown */
 }

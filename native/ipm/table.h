@@ -9,7 +9,7 @@
 #define PA_IPM_MAX_RECORDS 4096 /* the compiled-in capacity; $PERFATLAS_IPM_TABLE_SIZE lowers it */
 #define PA_IPM_MAX_REGIONS 64
 #define PA_IPM_REGION_NAME 64
-#define PA_IPM_BUCKETS 65 /* size buckets: 0 bytes, then [2^(b-1), 2^b) for b = 1..64 */
+#define PA_IPM_BUCKETS     65 /* size buckets: 0 bytes, then [2^(b-1), 2^b) for b = 1..64 */
 
 typedef struct {
     int used;
@@ -20,9 +20,9 @@ typedef struct {
 
 typedef struct {
     char name[PA_IPM_REGION_NAME];
-    int parent;       /* region id; -1 for region 0, the whole program */
-    uint64_t entries; /* times a thread left it (region 0: once) */
-    uint64_t ticks;   /* wallclock inside it, summed over entries */
+    int parent;              /* region id; -1 for region 0, the whole program */
+    uint64_t entries;        /* times a thread left it (region 0: once) */
+    uint64_t ticks;          /* wallclock inside it, summed over entries */
     double user_s, system_s; /* CPU time of the threads inside it (RUSAGE_THREAD) */
 } pa_ipm_region_t;
 
@@ -41,8 +41,8 @@ typedef struct {
     uint64_t start_ticks, end_ticks;
     double start_unix;
     double start_user_s, start_system_s; /* RUSAGE_SELF at MPI_Init */
-    int counted;            /* hardware counters counted (counters.c) */
-    double counter_value;   /* their count on the thread that called MPI_Init */
+    int counted;                         /* hardware counters counted (counters.c) */
+    double counter_value;                /* their count on the thread that called MPI_Init */
     const char *counter_event;
 } pa_ipm_state_t;
 
@@ -68,8 +68,8 @@ void pa_ipm_add_inclusive(double values[], const int parents[], int region, doub
 void pa_ipm_region_times(double mpi_s[], double io_s[]);
 
 /* Output files in $PERFATLAS_IPM_DIR (rank.c): open (NULL and one sentence on failure), close. */
-#include <stdio.h>
 #include "json.h"
+#include <stdio.h>
 FILE *pa_ipm_open_output(const char *name, char *path, size_t path_size);
 void pa_ipm_close_output(FILE *file, pa_json *json, const char *path);
 

@@ -8,57 +8,57 @@
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 /* Times `call` into `ticks`, marking this thread as inside MPI meanwhile. */
-#define PA_IPM_TIMED(ret, code, call, ticks)                                                       \
-    pa_ipm_in_mpi++;                                                                               \
-    uint64_t pa_start = pa_ticks_unfenced();                                                                \
-    ret code = call;                                                                               \
-    uint64_t ticks = pa_ticks_unfenced() - pa_start;                                                        \
+#define PA_IPM_TIMED(ret, code, call, ticks)         \
+    pa_ipm_in_mpi++;                                 \
+    uint64_t pa_start = pa_ticks_unfenced();         \
+    ret code = call;                                 \
+    uint64_t ticks = pa_ticks_unfenced() - pa_start; \
     pa_ipm_in_mpi--
 
-#define PA_IPM_SHIM_PLAIN(ret, name, params, args, bytes, peer, comm)                             \
-    PA_IPM_EXPORT ret name params                                                                  \
-    {                                                                                              \
-        PA_IPM_TIMED(ret, code, P##name args, ticks);                                              \
-        pa_ipm_record(PA_IPM_ID_##name, bytes, peer, comm, ticks);                                 \
-        return code;                                                                               \
+#define PA_IPM_SHIM_PLAIN(ret, name, params, args, bytes, peer, comm) \
+    PA_IPM_EXPORT ret name params                                     \
+    {                                                                 \
+        PA_IPM_TIMED(ret, code, P##name args, ticks);                 \
+        pa_ipm_record(PA_IPM_ID_##name, bytes, peer, comm, ticks);    \
+        return code;                                                  \
     }
 
 /* The caller's status may be MPI_STATUS_IGNORE: an inner `status` shadows the parameter, so that
  * the table's argument list and PA_IPM_RECEIVED / PA_IPM_SOURCE read a real one. */
-#define PA_IPM_SHIM_STATUS(ret, name, params, args, bytes, peer, comm)                            \
-    PA_IPM_EXPORT ret name params                                                                  \
-    {                                                                                              \
-        MPI_Status *const pa_caller_status = status, pa_own_status;                                \
-        {                                                                                          \
-            MPI_Status *status =                                                                   \
-                pa_caller_status == MPI_STATUS_IGNORE ? &pa_own_status : pa_caller_status;         \
-            PA_IPM_TIMED(ret, code, P##name args, ticks);                                          \
-            if (code == MPI_SUCCESS)                                                               \
-                pa_ipm_record(PA_IPM_ID_##name, bytes, peer, comm, ticks);                         \
-            return code;                                                                           \
-        }                                                                                          \
+#define PA_IPM_SHIM_STATUS(ret, name, params, args, bytes, peer, comm)                     \
+    PA_IPM_EXPORT ret name params                                                          \
+    {                                                                                      \
+        MPI_Status *const pa_caller_status = status, pa_own_status;                        \
+        {                                                                                  \
+            MPI_Status *status =                                                           \
+                pa_caller_status == MPI_STATUS_IGNORE ? &pa_own_status : pa_caller_status; \
+            PA_IPM_TIMED(ret, code, P##name args, ticks);                                  \
+            if (code == MPI_SUCCESS)                                                       \
+                pa_ipm_record(PA_IPM_ID_##name, bytes, peer, comm, ticks);                 \
+            return code;                                                                   \
+        }                                                                                  \
     }
 
-#define PA_IPM_SHIM_REQUEST(ret, name, params, args, bytes, peer, comm)                           \
-    PA_IPM_EXPORT ret name params                                                                  \
-    {                                                                                              \
-        PA_IPM_TIMED(ret, code, P##name args, ticks);                                              \
-        if (code == MPI_SUCCESS)                                                                   \
-            pa_ipm_post(*request, PA_IPM_ID_##name, bytes, peer, comm, ticks);                     \
-        return code;                                                                               \
+#define PA_IPM_SHIM_REQUEST(ret, name, params, args, bytes, peer, comm)        \
+    PA_IPM_EXPORT ret name params                                              \
+    {                                                                          \
+        PA_IPM_TIMED(ret, code, P##name args, ticks);                          \
+        if (code == MPI_SUCCESS)                                               \
+            pa_ipm_post(*request, PA_IPM_ID_##name, bytes, peer, comm, ticks); \
+        return code;                                                           \
     }
 
-#define PA_IPM_SHIM_SEND PA_IPM_SHIM_PLAIN
-#define PA_IPM_SHIM_COLL PA_IPM_SHIM_PLAIN
-#define PA_IPM_SHIM_PUT PA_IPM_SHIM_PLAIN
-#define PA_IPM_SHIM_IO PA_IPM_SHIM_PLAIN
-#define PA_IPM_SHIM_OTHER PA_IPM_SHIM_PLAIN
-#define PA_IPM_SHIM_RECV PA_IPM_SHIM_STATUS
-#define PA_IPM_SHIM_IO_READ PA_IPM_SHIM_STATUS
-#define PA_IPM_SHIM_IRECV PA_IPM_SHIM_REQUEST
+#define PA_IPM_SHIM_SEND        PA_IPM_SHIM_PLAIN
+#define PA_IPM_SHIM_COLL        PA_IPM_SHIM_PLAIN
+#define PA_IPM_SHIM_PUT         PA_IPM_SHIM_PLAIN
+#define PA_IPM_SHIM_IO          PA_IPM_SHIM_PLAIN
+#define PA_IPM_SHIM_OTHER       PA_IPM_SHIM_PLAIN
+#define PA_IPM_SHIM_RECV        PA_IPM_SHIM_STATUS
+#define PA_IPM_SHIM_IO_READ     PA_IPM_SHIM_STATUS
+#define PA_IPM_SHIM_IRECV       PA_IPM_SHIM_REQUEST
 #define PA_IPM_SHIM_CUSTOM(...) /* requests.c */
 
-#define PA_IPM_CALL(kind, ret, name, params, args, bytes, peer, comm)                             \
+#define PA_IPM_CALL(kind, ret, name, params, args, bytes, peer, comm) \
     PA_IPM_SHIM_##kind(ret, name, params, args, bytes, peer, comm)
 #include "calls.def"
 #undef PA_IPM_CALL

@@ -135,8 +135,8 @@ static void measure_point(pa_json *json, const pa_args *args, run *r, const int 
     size_t grain = grain_bytes(r);
     r->per_thread = pa_arg_size(args, "bytes") / grain * PA_KERNEL_GRAIN;
     size_t used = r->per_thread * sizeof(double) * (size_t)(r->kernel->arrays * r->threads);
-    r->why = pa_buffer_map(&r->buffer, used, pa_arg_size(args, "page"),
-                           (int)pa_arg_int(args, "node"));
+    r->why =
+        pa_buffer_map(&r->buffer, used, pa_arg_size(args, "page"), (int)pa_arg_int(args, "node"));
     r->iterations = 0;
     for (int t = 0; t < r->threads; t++)
         r->placement[t] = (pa_thread_placement){.cpu_requested = cpus[t]};
@@ -183,8 +183,9 @@ int main(int argc, char **argv)
              .samples = (int)pa_arg_int(&args, "samples"),
              .min_seconds = pa_arg_double(&args, "min_sample_time")};
     if (r.nt && !r.kernel->streaming)
-        pa_fail(2, "store=nt does not apply to op %s: non-temporal stores exist for write, rmw, "
-                   "copy, scale, add and triad",
+        pa_fail(2,
+                "store=nt does not apply to op %s: non-temporal stores exist for write, rmw, "
+                "copy, scale, add and triad",
                 r.kernel->name);
     const int *cpus = pa_arg_cpus(&args, "cpus", &r.threads);
     pa_cpus_validate(cpus, r.threads);

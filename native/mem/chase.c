@@ -33,8 +33,8 @@ static uint32_t *visiting_order(const pa_chain *chain, uint64_t seed)
     if (!order)
         pa_fail(2, "cannot allocate the chain order for %zu lines", chain->lines);
     uint64_t state = seed;
-    size_t group = chain->kind == PA_CHAIN_PAGE ? chain->page_bytes / chain->line_bytes
-                                                : chain->lines;
+    size_t group =
+        chain->kind == PA_CHAIN_PAGE ? chain->page_bytes / chain->line_bytes : chain->lines;
     if (group == 0)
         group = 1;
     size_t groups = (chain->lines + group - 1) / group;
@@ -57,8 +57,8 @@ static uint32_t *visiting_order(const pa_chain *chain, uint64_t seed)
     return order;
 }
 
-void pa_chain_build(pa_chain *chain, char *base, size_t bytes, size_t line_bytes,
-                    size_t page_bytes, pa_chain_kind kind, uint64_t seed)
+void pa_chain_build(pa_chain *chain, char *base, size_t bytes, size_t line_bytes, size_t page_bytes,
+                    pa_chain_kind kind, uint64_t seed)
 {
     chain->base = base;
     chain->line_bytes = line_bytes;
@@ -87,7 +87,7 @@ int pa_chain_check(const pa_chain *chain)
 
 void *pa_chase(void *p, uint64_t loads)
 {
-#define LOAD p = *(void **)p;
+#define LOAD   p = *(void **)p;
 #define LOAD16 LOAD LOAD LOAD LOAD LOAD LOAD LOAD LOAD LOAD LOAD LOAD LOAD LOAD LOAD LOAD LOAD
     for (uint64_t i = loads / 16; i > 0; i--) {
         LOAD16

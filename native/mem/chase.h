@@ -22,8 +22,8 @@ typedef struct {
 
 /* Links one pointer per line of [base, base + bytes) into a single cycle, in an order drawn by a
  * seeded Fisher-Yates shuffle. Writing the links is the first touch of the buffer. */
-void pa_chain_build(pa_chain *chain, char *base, size_t bytes, size_t line_bytes,
-                    size_t page_bytes, pa_chain_kind kind, uint64_t seed);
+void pa_chain_build(pa_chain *chain, char *base, size_t bytes, size_t line_bytes, size_t page_bytes,
+                    pa_chain_kind kind, uint64_t seed);
 
 /* 0 if, from the start, the chain returns to it after exactly `lines` loads and not before:
  * one cycle through every line. */

@@ -38,7 +38,13 @@ static const pa_param params[] = {
     {"min_sample_time", PA_DURATION, "20ms", "shortest duration of one sample", NULL, 0, 3600},
 };
 
-enum { LOAD_NONE, LOAD_READ, LOAD_WRITE, LOADS, LOAD_STOP = LOADS };
+enum {
+    LOAD_NONE,
+    LOAD_READ,
+    LOAD_WRITE,
+    LOADS,
+    LOAD_STOP = LOADS
+};
 static const char *load_names[LOADS] = {"none", "read", "write"};
 
 #define LOAD_CHUNK ((size_t)1 << 17) /* doubles the load thread streams between looks at its mode */

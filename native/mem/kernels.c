@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SCALAR 3.0
+#define SCALAR      3.0
 #define MEMSET_BYTE 0x40 /* every double of the buffer reads 0x4040404040404040 = 32.50196... */
 
 /* The widest vector the build targets. GCC vector types take ordinary operators (and a scalar
@@ -21,7 +21,7 @@ typedef __m128d pa_vec;
 #define pa_stream _mm_stream_pd
 #endif
 #define VEC_DOUBLES (sizeof(pa_vec) / sizeof(double))
-#define ALIGNED(p) __builtin_assume_aligned(p, 64)
+#define ALIGNED(p)  __builtin_assume_aligned(p, 64)
 
 /* An element-wise kernel is written once, DST[i] = VALUE, and compiled twice: with ordinary stores,
  * as a loop the compiler vectorizes, and with non-temporal stores, where the same VALUE is
@@ -36,7 +36,7 @@ typedef __m128d pa_vec;
     {                                                                                          \
         for (size_t j = 0; j < n; j += BLOCK) {                                                \
             double *restrict a = ALIGNED(a_ + j), *restrict b = ALIGNED(b_ + j),               \
-                           *restrict c = ALIGNED(c_ + j);                                      \
+                             *restrict c = ALIGNED(c_ + j);                                    \
             const double s = SCALAR;                                                           \
             (void)a, (void)b, (void)c, (void)s;                                                \
             _Pragma("omp simd") for (size_t i = 0; i < BLOCK; i++) DST[i] = VALUE;             \
@@ -48,7 +48,7 @@ typedef __m128d pa_vec;
     {                                                                                          \
         for (size_t j = 0; j < n; j += BLOCK) {                                                \
             pa_vec *restrict a = (pa_vec *)(a_ + j), *restrict b = (pa_vec *)(b_ + j),         \
-                   *restrict c = (pa_vec *)(c_ + j);                                           \
+                             *restrict c = (pa_vec *)(c_ + j);                                 \
             const pa_vec s = (pa_vec){0} + SCALAR;                                             \
             (void)a, (void)b, (void)c, (void)s;                                                \
             for (size_t i = 0; i < BLOCK / VEC_DOUBLES; i++)                                   \
@@ -61,7 +61,7 @@ typedef __m128d pa_vec;
 ELEMENTWISE(write, a, s)
 ELEMENTWISE(rmw, a, a[i] + s)
 ELEMENTWISE(copy, b, a[i])
-ELEMENTWISE(scale, b, s * a[i])
+ELEMENTWISE(scale, b, s *a[i])
 ELEMENTWISE(add, c, a[i] + b[i])
 ELEMENTWISE(triad, a, b[i] + s * c[i])
 
@@ -147,30 +147,27 @@ static double memset_value(void)
 }
 
 /* The expected values of kernels.def, one function per kernel. */
-#define S SCALAR
+#define S            SCALAR
 #define MEMSET_VALUE memset_value()
-#define PA_KERNEL(name, arrays, loads, stores, flops, nt, a, b, c)                             \
-    static void name##_expect(double R, double *abc)                                           \
-    {                                                                                          \
-        (void)R;                                                                               \
-        abc[0] = a, abc[1] = b, abc[2] = c;                                                    \
+#define PA_KERNEL(name, arrays, loads, stores, flops, nt, a, b, c) \
+    static void name##_expect(double R, double *abc)               \
+    {                                                              \
+        (void)R;                                                   \
+        abc[0] = a, abc[1] = b, abc[2] = c;                        \
     }
 #include "kernels.def"
 #undef PA_KERNEL
 
 #define STREAMING_0(name) NULL
 #define STREAMING_1(name) name##_nt
-#define PA_KERNEL(name, arrays, loads, stores, flops, nt, a, b, c)                             \
+#define PA_KERNEL(name, arrays, loads, stores, flops, nt, a, b, c) \
     {#name, arrays, loads, stores, flops, nt, name##_normal, STREAMING_##nt(name), name##_expect},
 static const pa_kernel kernels[] = {
 #include "kernels.def"
 };
 #undef PA_KERNEL
 
-const pa_kernel *pa_kernel_first(void)
-{
-    return &kernels[0];
-}
+const pa_kernel *pa_kernel_first(void) { return &kernels[0]; }
 
 const pa_kernel *pa_kernel_next(const pa_kernel *kernel)
 {
@@ -222,8 +219,8 @@ int pa_slice_verify(const pa_slice *slice, char *why, size_t size)
                 snprintf(why, size,
                          "%s failed its check: element %zu of array %c is %.17g after %llu runs, "
                          "expected %.17g",
-                         k->name, i, 'a' + a, slice->array[a][i],
-                         (unsigned long long)slice->runs, expected[a]);
+                         k->name, i, 'a' + a, slice->array[a][i], (unsigned long long)slice->runs,
+                         expected[a]);
                 return -1;
             }
     double sum = (double)slice->n * expected[0];

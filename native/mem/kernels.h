@@ -9,7 +9,7 @@
 
 /* Every slice holds a multiple of this many doubles (512 B), so that the vector loops, unrolled by
  * eight 64-byte vectors, need no remainder loop and every slice starts 64-byte aligned. */
-#define PA_KERNEL_GRAIN 64
+#define PA_KERNEL_GRAIN      64
 #define PA_KERNEL_MAX_ARRAYS 3
 
 typedef double pa_kernel_fn(double *restrict a, double *restrict b, double *restrict c, size_t n);
@@ -36,11 +36,11 @@ static inline int pa_kernel_bytes_per_iteration(const pa_kernel *k)
 /* One thread's share of the arrays. */
 typedef struct {
     const pa_kernel *kernel;
-    int nt;                                /* use the streaming variant */
-    double *array[PA_KERNEL_MAX_ARRAYS];   /* a, b, c (unused ones NULL) */
-    size_t n;                              /* elements per array, a multiple of PA_KERNEL_GRAIN */
-    uint64_t runs;                         /* times the kernel ran on this slice */
-    double result;                         /* what the last run returned (a read's sum) */
+    int nt;                              /* use the streaming variant */
+    double *array[PA_KERNEL_MAX_ARRAYS]; /* a, b, c (unused ones NULL) */
+    size_t n;                            /* elements per array, a multiple of PA_KERNEL_GRAIN */
+    uint64_t runs;                       /* times the kernel ran on this slice */
+    double result;                       /* what the last run returned (a read's sum) */
 } pa_slice;
 
 /* First touch, by the thread that owns the slice: a = 1, b = 2, c = 0.5. */

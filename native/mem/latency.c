@@ -33,8 +33,8 @@ static const pa_param params[] = {
      "page,random", 0, 0},
     {"page", PA_SIZE, "4KiB", "page size of the buffer", "4KiB,2MiB", 0, 0},
     {"cpus", PA_CPUS, "0",
-     "measuring PU; or two PUs A,B: A allocates and first-touches, then A and B each measure",
-     NULL, 0, 0},
+     "measuring PU; or two PUs A,B: A allocates and first-touches, then A and B each measure", NULL,
+     0, 0},
     {"node", PA_NODE, "local",
      "memory policy: local (first touch by the owner), a NUMA node number (bind) or interleave",
      NULL, 0, 0},
@@ -92,8 +92,8 @@ static void write_document(pa_json *json, const pa_args *args, int cpu, int owne
 static void measure_point(pa_json *json, const pa_args *args, const int *cpus, int ncpus)
 {
     size_t bytes = pa_arg_size(args, "bytes"), page = pa_arg_size(args, "page");
-    pa_chain_kind kind = strcmp(pa_arg_text(args, "chain"), "page") ? PA_CHAIN_RANDOM
-                                                                    : PA_CHAIN_PAGE;
+    pa_chain_kind kind =
+        strcmp(pa_arg_text(args, "chain"), "page") ? PA_CHAIN_RANDOM : PA_CHAIN_PAGE;
     double min_seconds = pa_arg_double(args, "min_sample_time");
     int samples = (int)pa_arg_int(args, "samples");
     pa_buffer buffer;

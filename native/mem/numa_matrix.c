@@ -27,11 +27,11 @@
 
 static const pa_param params[] = {
     {"latency_bytes", PA_SIZE, "64MiB", "working set of the pointer chase", NULL, 4096, 0x1p37},
-    {"bandwidth_bytes", PA_SIZE, "256MiB", "buffer read by the threads of one CPU node", NULL,
-     4096, 0x1p40},
+    {"bandwidth_bytes", PA_SIZE, "256MiB", "buffer read by the threads of one CPU node", NULL, 4096,
+     0x1p40},
     {"threads", PA_INT, "0",
-     "bandwidth threads per CPU node, one per core first then SMT siblings (0: one per core)",
-     NULL, 0, 4096},
+     "bandwidth threads per CPU node, one per core first then SMT siblings (0: one per core)", NULL,
+     0, 4096},
     {"page", PA_SIZE, "4KiB", "page size of the buffers", "4KiB,2MiB", 0, 0},
     {"samples", PA_INT, "9", "timed samples of each cell after warm-up", NULL, 1, 1e6},
     {"min_sample_time", PA_DURATION, "20ms", "shortest duration of one sample", NULL, 0, 3600},
@@ -49,12 +49,12 @@ typedef struct {
     int cpu_node, mem_node, latency; /* latency, else bandwidth */
     int nthreads;
     pa_thread_placement *threads;
-    pa_buffer buffer;  /* unmapped after the measurement; its read-back fields stay */
-    char why[512];     /* not measurable, or empty */
+    pa_buffer buffer; /* unmapped after the measurement; its read-back fields stay */
+    char why[512];    /* not measurable, or empty */
     double *seconds, *values;
-    pa_chain chain;    /* latency: its shape, for "derived" */
+    pa_chain chain; /* latency: its shape, for "derived" */
     uint64_t repetitions;
-    size_t elements;   /* bandwidth: doubles read per pass over all threads */
+    size_t elements; /* bandwidth: doubles read per pass over all threads */
 } cell;
 
 /* PUs of a node's cpuset, the first PU of every core before any core's second (Machine's order). */
@@ -154,8 +154,7 @@ static void measure_bandwidth(cell *c, const node *row, int threads, size_t byte
                 bytes, threads, grain);
     size_t per_thread = bytes / grain * PA_KERNEL_GRAIN;
     c->elements = per_thread * (size_t)threads;
-    copy_why(c, pa_buffer_map(&c->buffer, c->elements * sizeof(double), page,
-                              policy(c->mem_node)));
+    copy_why(c, pa_buffer_map(&c->buffer, c->elements * sizeof(double), page, policy(c->mem_node)));
     char failure[320] = "";
     omp_set_dynamic(0);
 #pragma omp parallel num_threads(threads)
@@ -265,8 +264,7 @@ int main(int argc, char **argv)
                 if (latency)
                     measure_latency(c, &nodes[r], latency_bytes, page, min_s, samples, seed);
                 else
-                    measure_bandwidth(c, &nodes[r], threads, bandwidth_bytes, page, min_s,
-                                      samples);
+                    measure_bandwidth(c, &nodes[r], threads, bandwidth_bytes, page, min_s, samples);
                 pa_buffer_unmap(&c->buffer);
             }
         }

@@ -46,14 +46,14 @@ static const pa_param params[] = {
      NULL, 0, 10},
 };
 
-#define LCG_A 6364136223846793005ull /* Knuth's MMIX multiplier */
-#define LCG_C 1442695040888963407ull
-#define FWQ_DEFAULT_QUANTUM 100e-6
-#define FTQ_DEFAULT_INTERVAL 1e-3
-#define FTQ_UNITS_PER_INTERVAL 1000 /* lost work is resolved to 1/1000 of an interval */
-#define MIN_QUANTUM 1e-6    /* fwq */
-#define MIN_INTERVAL 100e-6 /* ftq: units of at least 100 ns */
-#define MAX_SAMPLES 10000000L /* per thread; the Python side asks for far fewer */
+#define LCG_A                  6364136223846793005ull /* Knuth's MMIX multiplier */
+#define LCG_C                  1442695040888963407ull
+#define FWQ_DEFAULT_QUANTUM    100e-6
+#define FTQ_DEFAULT_INTERVAL   1e-3
+#define FTQ_UNITS_PER_INTERVAL 1000      /* lost work is resolved to 1/1000 of an interval */
+#define MIN_QUANTUM            1e-6      /* fwq */
+#define MIN_INTERVAL           100e-6    /* ftq: units of at least 100 ns */
+#define MAX_SAMPLES            10000000L /* per thread; the Python side asks for far fewer */
 
 /* `iterations` dependent LCG steps. The empty asm keeps x in a register and opaque at every
  * step, so the loop can be neither vectorized nor replaced by its closed form. */
@@ -136,7 +136,9 @@ static uint64_t calibrate(double target, double *predicted)
 /* Mean cost of one timer read (a unit of FTQ and the seam between FWQ quanta contain one). */
 static double timer_read_ns(void)
 {
-    enum { reads = 4096 };
+    enum {
+        reads = 4096
+    };
     uint64_t sink = 0, start = pa_ticks();
     for (int i = 0; i < reads; i++)
         sink ^= pa_ticks();
@@ -265,8 +267,9 @@ int main(int argc, char **argv)
         pa_fail(2, "quantum=%s is below 1us: the timer reads would be the work (use 1us or more)",
                 pa_arg_text(&args, "quantum"));
     if (!e.fwq && e.quantum < MIN_INTERVAL)
-        pa_fail(2, "quantum=%s is below 100us: an ftq interval holds %d work units, each ending "
-                   "with a timer read (use 100us or more)",
+        pa_fail(2,
+                "quantum=%s is below 100us: an ftq interval holds %d work units, each ending "
+                "with a timer read (use 100us or more)",
                 pa_arg_text(&args, "quantum"), FTQ_UNITS_PER_INTERVAL);
     if (e.quantum > e.duration)
         pa_fail(2, "quantum=%s is longer than duration=%s: give a duration of many quanta",
@@ -277,8 +280,9 @@ int main(int argc, char **argv)
     if (e.capacity < 1)
         e.capacity = 1;
     if (e.capacity > MAX_SAMPLES)
-        pa_fail(2, "duration/quantum is %.0f samples per PU, more than %ld: raise quantum= or "
-                   "shorten duration=",
+        pa_fail(2,
+                "duration/quantum is %.0f samples per PU, more than %ld: raise quantum= or "
+                "shorten duration=",
                 expected, MAX_SAMPLES);
     record_quantum(&args, e.quantum);
     pa_timer_init();
@@ -322,8 +326,9 @@ int main(int argc, char **argv)
     for (int t = 0; t < ncpus; t++) {
         worker *w = &workers[t];
         if (w->state != lcg_jump(w->seed, w->iterations))
-            pa_fail(3, "the work on cpu %d did not end where %llu LCG steps lead: it did not run "
-                       "as counted",
+            pa_fail(3,
+                    "the work on cpu %d did not end where %llu LCG steps lead: it did not run "
+                    "as counted",
                     w->cpu, (unsigned long long)w->iterations);
         if (e.fwq)
             for (long i = 0; i < w->n; i++)

@@ -6,10 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PB_KERNEL(name, class_name, iteration, loads, stores, flops, strided, description)    \
-    {#name,           #class_name,     iteration,        description,                          \
-     loads,           stores,          flops,            strided,                              \
-     pb_##name##_shape, pb_##name##_init, pb_##name##_pass, pb_##name##_check},
+#define PB_KERNEL(name, class_name, iteration, loads, stores, flops, strided, description) \
+    {#name,                                                                                \
+     #class_name,                                                                          \
+     iteration,                                                                            \
+     description,                                                                          \
+     loads,                                                                                \
+     stores,                                                                               \
+     flops,                                                                                \
+     strided,                                                                              \
+     pb_##name##_shape,                                                                    \
+     pb_##name##_init,                                                                     \
+     pb_##name##_pass,                                                                     \
+     pb_##name##_check},
 static const pb_kernel kernels[] = {
 #include "kernels.def"
 };

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PB_MAX_ARRAYS 5
+#define PB_MAX_ARRAYS   5
 #define PB_STRIDE_GRAIN 32 /* vector kernels hold a multiple of this many elements: every stride */
 
 typedef struct pb_instance pb_instance;
@@ -36,17 +36,17 @@ struct pb_instance {
     uint64_t iterations; /* per pass */
     size_t array_bytes[PB_MAX_ARRAYS];
     void *array[PB_MAX_ARRAYS];
-    int output;          /* the array holding the result, or -1: the scalar below */
-    uint64_t passes;     /* passes run since init */
-    double result;       /* a scalar result (a sum, a dot product) */
-    uint64_t word;       /* an integer result (a chase's sum, a hash chain) */
-    uint64_t state;      /* where a kernel that goes on from pass to pass stands */
+    int output;      /* the array holding the result, or -1: the scalar below */
+    uint64_t passes; /* passes run since init */
+    double result;   /* a scalar result (a sum, a dot product) */
+    uint64_t word;   /* an integer result (a chase's sum, a hash chain) */
+    uint64_t state;  /* where a kernel that goes on from pass to pass stands */
 };
 
-#define PB_KERNEL(name, ...)                                                                   \
-    size_t pb_##name##_shape(pb_instance *k, size_t bytes);                                    \
-    void pb_##name##_init(pb_instance *k);                                                     \
-    void pb_##name##_pass(pb_instance *k);                                                     \
+#define PB_KERNEL(name, ...)                                \
+    size_t pb_##name##_shape(pb_instance *k, size_t bytes); \
+    void pb_##name##_init(pb_instance *k);                  \
+    void pb_##name##_pass(pb_instance *k);                  \
     int pb_##name##_check(pb_instance *k, char *why, size_t size);
 #include "kernels.def"
 #undef PB_KERNEL

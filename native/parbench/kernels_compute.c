@@ -130,7 +130,7 @@ int pb_int_hash_check(pb_instance *k, char *why, size_t size)
 /* -- Branchy code: which of four different updates a running value takes depends on two random
  * bits of each input, and one of them loops a random 0..7 times: branches no predictor learns. */
 #define LCG_MULTIPLIER 6364136223846793005u /* Knuth's MMIX */
-#define LCG_INCREMENT 1442695040888963407u
+#define LCG_INCREMENT  1442695040888963407u
 size_t pb_branchy_shape(pb_instance *k, size_t bytes) { return unary_shape(k, bytes, 1); }
 void pb_branchy_init(pb_instance *k)
 {

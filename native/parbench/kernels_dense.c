@@ -9,11 +9,11 @@
 
 #include "kernels.h"
 
-#define PANEL 16       /* rows of C one dgemm invocation computes: milliseconds at any size */
-#define TILE_K 64      /* dgemm_blocked: a 64 x 256 tile of B (128 KiB) serves the whole panel */
-#define TILE_J 256
+#define PANEL          16 /* rows of C one dgemm invocation computes: milliseconds at any size */
+#define TILE_K         64 /* dgemm_blocked: a 64 x 256 tile of B (128 KiB) serves the whole panel */
+#define TILE_J         256
 #define TRANSPOSE_TILE 32
-#define SPARSE_ROW 8   /* nonzeros per row of the spmv matrix */
+#define SPARSE_ROW     8 /* nonzeros per row of the spmv matrix */
 
 static double a_value(size_t i, size_t j) { return (double)((i + 2 * j) % 4); }
 static double b_value(size_t i, size_t j) { return (double)((3 * i + j) % 4); }
@@ -245,8 +245,7 @@ int pb_lu_step_check(pb_instance *k, char *why, size_t size)
     const size_t m = k->n;
     for (size_t i = 0; i < m; i++)
         for (size_t j = 0; j < m; j++) {
-            double expected =
-                i && j ? lu_value(i, j) - lu_value(i, 0) / 8.0 * lu_value(0, j) : 0;
+            double expected = i && j ? lu_value(i, j) - lu_value(i, 0) / 8.0 * lu_value(0, j) : 0;
             if (pb_expect(k, "element", i * m + j, b[i * m + j], expected, 0, why, size))
                 return -1;
         }
@@ -303,8 +302,8 @@ int pb_spmv_check(pb_instance *k, char *why, size_t size)
     for (size_t i = 0; i < k->n; i++) {
         double expected = 0;
         for (size_t t = 0; t < SPARSE_ROW; t++)
-            expected += ((double)((i + t) % 5) - 2.0) *
-                        (double)((pb_mix(SPARSE_ROW * i + t) % k->n) % 7);
+            expected +=
+                ((double)((i + t) % 5) - 2.0) * (double)((pb_mix(SPARSE_ROW * i + t) % k->n) % 7);
         if (pb_expect(k, "element of y", i, y[i], expected, 0, why, size))
             return -1;
     }
@@ -335,8 +334,7 @@ static int transpose_check(pb_instance *k, char *why, size_t size)
     const size_t m = k->n;
     for (size_t i = 0; i < m; i++)
         for (size_t j = 0; j < m; j++)
-            if (pb_expect(k, "element", i * m + j, b[i * m + j], (double)(j * m + i), 0, why,
-                          size))
+            if (pb_expect(k, "element", i * m + j, b[i * m + j], (double)(j * m + i), 0, why, size))
                 return -1;
     return 0;
 }

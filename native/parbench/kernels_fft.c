@@ -8,7 +8,7 @@
 
 #include "kernels.h"
 
-#define PI 3.14159265358979323846
+#define PI    3.14159265358979323846
 #define BIN_F 1
 
 static size_t bin_g(size_t n) { return n / 4 + 1; }

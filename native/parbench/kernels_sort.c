@@ -71,8 +71,9 @@ int pb_sort_check(pb_instance *k, char *why, size_t size)
     uint64_t bits = 0, expected_bits = 0;
     for (size_t i = 0; i < k->n; i++) {
         if (i && out[i] < out[i - 1]) {
-            snprintf(why, size, "kernel %s failed its check: element %zu (%.17g) is below the one "
-                                "before it (%.17g)",
+            snprintf(why, size,
+                     "kernel %s failed its check: element %zu (%.17g) is below the one "
+                     "before it (%.17g)",
                      k->kernel->name, i, out[i], out[i - 1]);
             return -1;
         }
@@ -86,8 +87,9 @@ int pb_sort_check(pb_instance *k, char *why, size_t size)
     if (pb_expect(k, "the sum of pass", (size_t)k->passes, sum, expected_sum, 0, why, size))
         return -1;
     if (bits != expected_bits) {
-        snprintf(why, size, "kernel %s failed its check: the output is not a permutation of the "
-                            "input (the xor of its bit patterns differs)",
+        snprintf(why, size,
+                 "kernel %s failed its check: the output is not a permutation of the "
+                 "input (the xor of its bit patterns differs)",
                  k->kernel->name);
         return -1;
     }

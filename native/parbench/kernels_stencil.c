@@ -138,7 +138,7 @@ void pb_stencil3d_init(pb_instance *k)
             for (size_t l = 0; l < n; l++)
                 a[(i * n + j) * n + l] = grid_value(i, j, l), b[(i * n + j) * n + l] = 0;
 }
-#define AT(x, i, j, l) x[((i) * n + (j)) * n + (l)]
+#define AT(x, i, j, l) x[((i)*n + (j)) * n + (l)]
 void pb_stencil3d_pass(pb_instance *k)
 {
     const double *restrict a = k->array[0];
@@ -147,10 +147,10 @@ void pb_stencil3d_pass(pb_instance *k)
     for (size_t i = 1; i + 1 < n; i++)
         for (size_t j = 1; j + 1 < n; j++)
             for (size_t l = 1; l + 1 < n; l++)
-                AT(b, i, j, l) = 0.25 * AT(a, i, j, l) +
-                                 0.125 * (AT(a, i - 1, j, l) + AT(a, i + 1, j, l) +
-                                          AT(a, i, j - 1, l) + AT(a, i, j + 1, l) +
-                                          AT(a, i, j, l - 1) + AT(a, i, j, l + 1));
+                AT(b, i, j, l) =
+                    0.25 * AT(a, i, j, l) +
+                    0.125 * (AT(a, i - 1, j, l) + AT(a, i + 1, j, l) + AT(a, i, j - 1, l) +
+                             AT(a, i, j + 1, l) + AT(a, i, j, l - 1) + AT(a, i, j, l + 1));
 }
 int pb_stencil3d_check(pb_instance *k, char *why, size_t size)
 {

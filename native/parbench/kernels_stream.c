@@ -7,7 +7,7 @@
 #include "kernels.h"
 
 #define SCALAR 3.0
-#define ALPHA 0.5
+#define ALPHA  0.5
 
 static const double initial[3] = {1.0, 2.0, 0.5};
 
@@ -46,29 +46,29 @@ static int vector_check(pb_instance *k, int a, double touched, char *why, size_t
 }
 
 /* The loop over visited elements: unit stride as a vector loop, else a plain strided one. */
-#define STRIDED(BODY)                                                                          \
-    do {                                                                                       \
-        const size_t n = k->n, s = k->stride;                                                  \
-        if (s == 1) {                                                                          \
-            _Pragma("omp simd") for (size_t i = 0; i < n; i++) BODY;                           \
-        } else {                                                                               \
-            for (size_t i = 0; i < n; i += s)                                                  \
-                BODY;                                                                          \
-        }                                                                                      \
+#define STRIDED(BODY)                                                \
+    do {                                                             \
+        const size_t n = k->n, s = k->stride;                        \
+        if (s == 1) {                                                \
+            _Pragma("omp simd") for (size_t i = 0; i < n; i++) BODY; \
+        } else {                                                     \
+            for (size_t i = 0; i < n; i += s)                        \
+                BODY;                                                \
+        }                                                            \
     } while (0)
-#define STRIDED_SUM(BODY)                                                                 \
-    do {                                                                                       \
-        const size_t n = k->n, s = k->stride;                                                  \
-        if (s == 1) {                                                                          \
-            _Pragma("omp simd reduction(+ : sum)") for (size_t i = 0; i < n; i++) BODY;        \
-        } else {                                                                               \
-            for (size_t i = 0; i < n; i += s)                                                  \
-                BODY;                                                                          \
-        }                                                                                      \
+#define STRIDED_SUM(BODY)                                                               \
+    do {                                                                                \
+        const size_t n = k->n, s = k->stride;                                           \
+        if (s == 1) {                                                                   \
+            _Pragma("omp simd reduction(+ : sum)") for (size_t i = 0; i < n; i++) BODY; \
+        } else {                                                                        \
+            for (size_t i = 0; i < n; i += s)                                           \
+                BODY;                                                                   \
+        }                                                                               \
     } while (0)
 
-#define ARRAYS                                                                                 \
-    double *restrict a = k->array[0], *restrict b = k->array[1], *restrict c = k->array[2];    \
+#define ARRAYS                                                                              \
+    double *restrict a = k->array[0], *restrict b = k->array[1], *restrict c = k->array[2]; \
     (void)a, (void)b, (void)c
 
 size_t pb_copy_shape(pb_instance *k, size_t bytes) { return vector_shape(k, bytes, 2, 1); }

@@ -139,10 +139,10 @@ static void write_samples(pa_json *json, const measurement *m)
         pa_json_begin_array(json);
         for (int i = 0; i < m->samples; i++) {
             double runtime = m->seconds[i] / (double)m->passes_per_sample;
-            double values[] = {
-                runtime, iterations * pb_kernel_bytes_per_iteration(kernel) / runtime,
-                iterations * kernel->flops / runtime, m->cycles[i] / per_sample,
-                m->cycles[i] > 0 ? m->instructions[i] / m->cycles[i] : 0};
+            double values[] = {runtime,
+                               iterations * pb_kernel_bytes_per_iteration(kernel) / runtime,
+                               iterations * kernel->flops / runtime, m->cycles[i] / per_sample,
+                               m->cycles[i] > 0 ? m->instructions[i] / m->cycles[i] : 0};
             pa_json_double(json, values[metric]);
         }
         pa_json_end_array(json);
@@ -237,8 +237,8 @@ static const int *team_cpus(const pa_args *args, int threads)
 int main(int argc, char **argv)
 {
     pa_args args;
-    pa_args_parse(&args, "pa-parbench", "PARbench-style kernel catalog and program runner",
-                  params, sizeof params / sizeof *params, argc, argv);
+    pa_args_parse(&args, "pa-parbench", "PARbench-style kernel catalog and program runner", params,
+                  sizeof params / sizeof *params, argc, argv);
     const char *mode = pa_arg_text(&args, "mode");
     if (strcmp(mode, "list") == 0) {
         write_catalog(pa_args_output(&args));

@@ -49,8 +49,9 @@ static int split(char *text, char **words, const char *where)
         if (!strchr(word, '=') || word[0] == '=')
             pa_fail(2, "%s: '%s' is not a key=value word", where, word);
         if (strncmp(word, "json=", 5) == 0)
-            pa_fail(2, "%s: unknown parameter 'json' (a line takes kernel, bytes, stride, "
-                       "threads, repeat)",
+            pa_fail(2,
+                    "%s: unknown parameter 'json' (a line takes kernel, bytes, stride, "
+                    "threads, repeat)",
                     where);
         words[n++] = word;
     }

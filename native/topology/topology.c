@@ -211,19 +211,21 @@ static void write_distances(pa_json *json, hwloc_topology_t topo)
 static const char *cache_type(hwloc_obj_t cache)
 {
     switch (cache->attr->cache.type) {
-    case HWLOC_OBJ_CACHE_DATA: return "data";
-    case HWLOC_OBJ_CACHE_INSTRUCTION: return "instruction";
-    default: return "unified";
+    case HWLOC_OBJ_CACHE_DATA:
+        return "data";
+    case HWLOC_OBJ_CACHE_INSTRUCTION:
+        return "instruction";
+    default:
+        return "unified";
     }
 }
 
 /* One entry per distinct cache (level, type), from L1 outwards. */
 static void write_caches(pa_json *json, hwloc_topology_t topo)
 {
-    static const hwloc_obj_type_t types[] = {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L1ICACHE,
-                                             HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L2ICACHE,
-                                             HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L3ICACHE,
-                                             HWLOC_OBJ_L4CACHE, HWLOC_OBJ_L5CACHE};
+    static const hwloc_obj_type_t types[] = {
+        HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L1ICACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L2ICACHE,
+        HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L3ICACHE, HWLOC_OBJ_L4CACHE, HWLOC_OBJ_L5CACHE};
     pa_json_key(json, "caches");
     pa_json_begin_array(json);
     for (size_t t = 0; t < sizeof types / sizeof *types; t++) {

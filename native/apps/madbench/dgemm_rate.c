@@ -39,8 +39,7 @@ int pa_dgemm_measure(pa_dgemm_rate *rate, int n, double min_seconds)
     cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b, n, 0.0, c, n);
     uint64_t start = pa_ticks();
     do {
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b, n, 0.0, c,
-                    n);
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b, n, 0.0, c, n);
         rate->calls++;
         rate->seconds = pa_ticks_to_seconds(pa_ticks() - start);
     } while (rate->calls < 3 || rate->seconds < min_seconds);

@@ -6,10 +6,10 @@
 
 typedef struct {
     int n;
-    int calls;           /* timed calls (after one untimed) */
-    double seconds;      /* their wall time */
-    double flops_per_s;  /* 2 n^3 calls / seconds */
-    double worst_error;  /* the check: max |C - A B| / (n max|A| max|B|) over two columns */
+    int calls;          /* timed calls (after one untimed) */
+    double seconds;     /* their wall time */
+    double flops_per_s; /* 2 n^3 calls / seconds */
+    double worst_error; /* the check: max |C - A B| / (n max|A| max|B|) over two columns */
 } pa_dgemm_rate;
 
 /* Repeats C = A B (pseudo-random A, B) until min_seconds have passed, at least 3 times. Returns

@@ -92,4 +92,3 @@ size_t pa_matrix_local_count(const pa_block_matrix *matrix)
 {
     return (size_t)matrix->rows * (size_t)matrix->cols;
 }
-

@@ -50,8 +50,8 @@ static const pa_param params[] = {
     {"noise", PA_DOUBLE, "1", "white-noise variance per pixel (N = noise I)", NULL, 1e-300, 1e300},
     {"seed", PA_INT, "1", "seed of the splitmix64 stream of pixel positions and data", NULL, 0,
      9007199254740992.0},
-    {"repeat", PA_INT, "3", "repetitions of the whole pipeline; one sample per phase each", NULL,
-     1, 1e6},
+    {"repeat", PA_INT, "3", "repetitions of the whole pipeline; one sample per phase each", NULL, 1,
+     1e6},
     {"warmup", PA_INT, "1", "untimed runs of the whole pipeline before those", NULL, 0, 1e6},
 };
 
@@ -101,8 +101,8 @@ static void check_decomposition(setup *s, const pa_world *world)
     pa_comm_require(world, np % s->ngang == 0,
                     "ngang=%d does not divide np=%d: every gang has np/ngang ranks", s->ngang, np);
     pa_comm_require(world, s->nbin % s->ngang == 0,
-                    "ngang=%d does not divide nbin=%d: every gang takes nbin/ngang bins",
-                    s->ngang, s->nbin);
+                    "ngang=%d does not divide nbin=%d: every gang takes nbin/ngang bins", s->ngang,
+                    s->nbin);
     pa_gang_shape(np / s->ngang, &s->gang_rows, &s->gang_cols);
     int widest = s->ngang > 1 && s->gang_cols > s->q ? s->gang_cols : s->q;
     pa_comm_require(world, (long long)s->npix >= (long long)s->bsize * widest,
@@ -133,8 +133,10 @@ static void choose_dir(setup *s, const pa_args *args, const pa_world *world)
             snprintf(s->dir, sizeof s->dir, "%s/pa-madbench-XXXXXX", tmp && *tmp ? tmp : "/tmp");
             s->fresh_dir = 1;
             if (!mkdtemp(s->dir))
-                ok = 0, snprintf(sentence, sizeof sentence, "cannot make a folder %s: %s (set "
-                                 "TMPDIR or give dir=)", s->dir, strerror(errno));
+                ok = 0, snprintf(sentence, sizeof sentence,
+                                 "cannot make a folder %s: %s (set "
+                                 "TMPDIR or give dir=)",
+                                 s->dir, strerror(errno));
         }
     }
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -177,8 +179,7 @@ static void measure_dgemm(const setup *s, const pa_world *world, samples *out, i
     if (world->rank == 0) {
         failed = pa_dgemm_measure(&out->dgemm, dgemm_order(s), PA_DGEMM_SECONDS);
         if (!failed && !(out->dgemm.worst_error <= 1e-12))
-            pa_comm_wrong("cblas_dgemm is wrong: max |C - A B| / n = %.3g",
-                          out->dgemm.worst_error);
+            pa_comm_wrong("cblas_dgemm is wrong: max |C - A B| / n = %.3g", out->dgemm.worst_error);
     }
     pa_comm_join(MPI_COMM_WORLD); /* the other ranks sleep meanwhile */
     MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -227,7 +228,9 @@ static void check_bytes(const setup *s, const pa_pipeline *p)
  * the whole pipeline's time; rank 0's DGEMM rate. */
 static void write_samples(pa_json *json, const pa_pipeline *p, const samples *in, int np)
 {
-    enum { metrics_count = 3 * PA_PHASES + 2 };
+    enum {
+        metrics_count = 3 * PA_PHASES + 2
+    };
     pa_metric metrics[metrics_count];
     char names[metrics_count][48];
     double *owned[metrics_count] = {0};
@@ -363,10 +366,11 @@ static void write_io(pa_json *json, const setup *s, const pa_io *io)
     pa_json_key(json, "io");
     pa_json_begin_object(json);
     pa_json_key_string(json, "mode", s->shared ? "shared" : "files");
-    pa_json_key_string(json, "method", s->shared ? "one file per matrix kind, MPI-IO "
-                                                   "(darray views, independent write_at/read_at)"
-                                                 : "one file per rank and matrix kind, POSIX "
-                                                   "pwrite/pread");
+    pa_json_key_string(json, "method",
+                       s->shared ? "one file per matrix kind, MPI-IO "
+                                   "(darray views, independent write_at/read_at)"
+                                 : "one file per rank and matrix kind, POSIX "
+                                   "pwrite/pread");
     pa_json_key_string(json, "dir", s->dir);
     pa_json_key_bool(json, "fresh_dir", s->fresh_dir);
     pa_json_key_bool(json, "kept", s->keep);
@@ -477,8 +481,8 @@ int main(int argc, char **argv)
     run_all(&s, &world, &pipeline, &measured);
     check_bytes(&s, &pipeline);
     clean_dir(&s, &io, &world);
-    int write_failed = world.rank == 0 &&
-                       write_document(&args, &s, &world, &io, &pipeline, &measured);
+    int write_failed =
+        world.rank == 0 && write_document(&args, &s, &world, &io, &pipeline, &measured);
     pa_pipeline_free(&pipeline);
     pa_io_free(&io);
     pa_sky_free(&sky);

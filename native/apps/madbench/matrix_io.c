@@ -9,7 +9,9 @@
 
 #include "args.h"
 
-enum { TOKEN_TAG = 7 };
+enum {
+    TOKEN_TAG = 7
+};
 
 int pa_io_concurrent(int processes, int mod)
 {
@@ -89,8 +91,7 @@ void pa_matrix_file_open(pa_matrix_file *file, pa_io *io, const char *name,
     if (io->shared) {
         snprintf(file->path, sizeof file->path, "%s/%s", io->dir, name);
         int mode = create ? MPI_MODE_CREATE | MPI_MODE_WRONLY : MPI_MODE_RDONLY;
-        int status = MPI_File_open(MPI_COMM_WORLD, file->path, mode, MPI_INFO_NULL,
-                                   &file->handle);
+        int status = MPI_File_open(MPI_COMM_WORLD, file->path, mode, MPI_INFO_NULL, &file->handle);
         char why[MPI_MAX_ERROR_STRING] = "";
         int length = 0;
         if (status != MPI_SUCCESS)
@@ -105,10 +106,10 @@ void pa_matrix_file_open(pa_matrix_file *file, pa_io *io, const char *name,
         return;
     }
     snprintf(file->path, sizeof file->path, "%s/%s.%d", io->dir, name, io->rank);
-    file->fd = create ? open(file->path, O_WRONLY | O_CREAT | O_TRUNC, 0644)
-                      : open(file->path, O_RDONLY);
-    snprintf(sentence, sizeof sentence, "cannot %s %s: %s", create ? "create" : "open",
-             file->path, strerror(errno));
+    file->fd =
+        create ? open(file->path, O_WRONLY | O_CREAT | O_TRUNC, 0644) : open(file->path, O_RDONLY);
+    snprintf(sentence, sizeof sentence, "cannot %s %s: %s", create ? "create" : "open", file->path,
+             strerror(errno));
     agree(io, file->fd >= 0, sentence);
 }
 
@@ -141,10 +142,9 @@ static void mpiio_transfer(pa_matrix_file *file, int bin, double *share, int wri
     size_t count = pa_matrix_local_count(file->layout);
     MPI_Offset offset = (MPI_Offset)bin * (MPI_Offset)count; /* in doubles of this view */
     MPI_Status status;
-    int error = writing ? MPI_File_write_at(file->handle, offset, share, (int)count, MPI_DOUBLE,
-                                            &status)
-                        : MPI_File_read_at(file->handle, offset, share, (int)count, MPI_DOUBLE,
-                                           &status);
+    int error =
+        writing ? MPI_File_write_at(file->handle, offset, share, (int)count, MPI_DOUBLE, &status)
+                : MPI_File_read_at(file->handle, offset, share, (int)count, MPI_DOUBLE, &status);
     int moved = 0;
     if (error == MPI_SUCCESS)
         MPI_Get_count(&status, MPI_DOUBLE, &moved);

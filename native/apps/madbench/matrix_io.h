@@ -24,8 +24,8 @@ typedef struct {
     int shared; /* io=shared */
     const char *dir;
     int rank, size;
-    int readers, writers; /* at once */
-    MPI_Comm tokens;      /* a duplicate of MPI_COMM_WORLD for the tokens */
+    int readers, writers;             /* at once */
+    MPI_Comm tokens;                  /* a duplicate of MPI_COMM_WORLD for the tokens */
     double bytes_read, bytes_written; /* by this process, since the last reset */
 } pa_io;
 

@@ -59,8 +59,8 @@ int pa_pipeline_setup(pa_pipeline *p, const pa_sky *sky, pa_io *io, int q, int n
     p->likelihood = calloc((size_t)nbin, sizeof(double));
     p->fisher = calloc((size_t)nbin * (size_t)nbin, sizeof(double));
     p->correction = calloc((size_t)nbin, sizeof(double));
-    failed |= !p->vector || !p->product || !p->traces || !p->likelihood || !p->fisher ||
-              !p->correction;
+    failed |=
+        !p->vector || !p->product || !p->traces || !p->likelihood || !p->fisher || !p->correction;
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     return failed ? -1 : 0;
 }
@@ -86,8 +86,8 @@ void pa_pipeline_free(pa_pipeline *p)
 
 /* -- local pieces of distributed operations ---------------------------------------------------- */
 
-#define FOR_EACH_LOCAL(m, il, jl, k)                                                               \
-    for (int jl = 0; jl < (m)->cols; jl++)                                                         \
+#define FOR_EACH_LOCAL(m, il, jl, k)       \
+    for (int jl = 0; jl < (m)->cols; jl++) \
         for (int il = 0, k = jl * (m)->rows; il < (m)->rows; il++, k++)
 
 /* y = A x for a world-grid matrix A and x, y replicated on every process (MPI_Allreduce). */
@@ -95,9 +95,7 @@ static void replicated_product(const pa_block_matrix *a, const double *x, double
 {
     int n = a->n;
     memset(y, 0, sizeof(double) * (size_t)n);
-    FOR_EACH_LOCAL(a, il, jl, k) {
-        y[a->row_of[il]] += a->local[k] * x[a->col_of[jl]];
-    }
+    FOR_EACH_LOCAL(a, il, jl, k) { y[a->row_of[il]] += a->local[k] * x[a->col_of[jl]]; }
     MPI_Allreduce(MPI_IN_PLACE, y, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 
@@ -105,7 +103,8 @@ static void replicated_product(const pa_block_matrix *a, const double *x, double
 static double local_trace(const pa_block_matrix *a)
 {
     double sum = 0;
-    FOR_EACH_LOCAL(a, il, jl, k) {
+    FOR_EACH_LOCAL(a, il, jl, k)
+    {
         if (a->row_of[il] == a->col_of[jl])
             sum += a->local[k];
     }
@@ -145,8 +144,8 @@ static double world_sum(double value)
 static void transpose(const pa_block_matrix *from, pa_block_matrix *to)
 {
     const double alpha = 1.0, beta = 0.0;
-    pdtran_(&from->n, &from->n, &alpha, from->local, &one, &one, from->desc, &beta, to->local,
-            &one, &one, to->desc);
+    pdtran_(&from->n, &from->n, &alpha, from->local, &one, &one, from->desc, &beta, to->local, &one,
+            &one, to->desc);
 }
 
 /* -- the phases -------------------------------------------------------------------------------- */
@@ -167,7 +166,8 @@ static void phase_dsdc(pa_pipeline *p)
 static void mirror_lower(pa_block_matrix *a, pa_block_matrix *scratch)
 {
     transpose(a, scratch);
-    FOR_EACH_LOCAL(a, il, jl, k) {
+    FOR_EACH_LOCAL(a, il, jl, k)
+    {
         if (a->row_of[il] < a->col_of[jl])
             a->local[k] = scratch->local[k];
     }
@@ -187,7 +187,8 @@ static void phase_invd(pa_pipeline *p)
             d->local[k] += power * p->s.local[k];
     }
     pa_matrix_file_close(&file);
-    FOR_EACH_LOCAL(d, il, jl, k) {
+    FOR_EACH_LOCAL(d, il, jl, k)
+    {
         if (d->row_of[il] == d->col_of[jl])
             d->local[k] += p->noise;
     }
@@ -243,8 +244,8 @@ static void remap(const pa_pipeline *p, int g, pa_block_matrix *world, pa_block_
         pdgemr2d_(&world->n, &world->n, world->local, &one, &one, world->desc, gang_local, &one,
                   &one, gang_desc, context);
     else
-        pdgemr2d_(&world->n, &world->n, gang_local, &one, &one, gang_desc, world->local, &one,
-                  &one, world->desc, context);
+        pdgemr2d_(&world->n, &world->n, gang_local, &one, &one, gang_desc, world->local, &one, &one,
+                  world->desc, context);
 }
 
 static void phase_w(pa_pipeline *p)
@@ -288,8 +289,8 @@ static void check_identities(pa_pipeline *p, double data_dot_z, double z_dot_z)
         likelihood += sky->spectrum[b] * p->likelihood[b];
     }
     p->trace_identity_error = fabs(traces - sky->npix) / sky->npix;
-    double expected = 0.5 * (data_dot_z - p->noise * z_dot_z - sky->npix +
-                             p->noise * p->inverse_trace);
+    double expected =
+        0.5 * (data_dot_z - p->noise * z_dot_z - sky->npix + p->noise * p->inverse_trace);
     double scale = fabs(data_dot_z) + p->noise * z_dot_z + sky->npix + p->noise * p->inverse_trace;
     p->likelihood_identity_error = fabs(likelihood - expected) / scale;
     if (!(p->trace_identity_error <= PA_CHECK_LIMIT))

@@ -26,7 +26,13 @@
 #include "matrix_io.h"
 #include "sky.h"
 
-enum { PA_DSDC, PA_INVD, PA_W, PA_DLDC, PA_PHASES };
+enum {
+    PA_DSDC,
+    PA_INVD,
+    PA_W,
+    PA_DLDC,
+    PA_PHASES
+};
 extern const char *const pa_phase_names[PA_PHASES];
 
 typedef struct {
@@ -35,9 +41,9 @@ typedef struct {
     double noise; /* white-noise variance per pixel */
     int ngang, gang;
     pa_grid world, gang_grid;
-    pa_block_matrix inverse, s, w;                 /* world grid: D (then D^-1), dS/dC_b, W_b */
+    pa_block_matrix inverse, s, w;                /* world grid: D (then D^-1), dS/dC_b, W_b */
     pa_block_matrix gang_inverse, gang_s, gang_w; /* ngang > 1: the same on this gang's grid */
-    pa_block_matrix *all_w;                        /* dLdC: every W_b */
+    pa_block_matrix *all_w;                       /* dLdC: every W_b */
     pa_legendre legendre;
     double *vector, *product; /* replicated vectors of length npix */
 

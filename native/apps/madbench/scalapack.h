@@ -11,7 +11,10 @@
 
 #include <stddef.h>
 
-enum { PA_DESC_CTXT = 1, PA_DESC_LEN = 9 };
+enum {
+    PA_DESC_CTXT = 1,
+    PA_DESC_LEN = 9
+};
 
 /* BLACS: process information and grids (a context is an int). */
 void Cblacs_pinfo(int *mypnum, int *nprocs);

@@ -92,8 +92,7 @@ int pa_block_scatter(const pa_sparse *a, int n, pa_block *b, char *error, size_t
     b->values = malloc(sizeof(double) * (size_t)(nnz ? nnz : 1));
     b->x_mine = malloc(sizeof(double) * (size_t)(b->rows ? b->rows : 1));
     b->x_all = malloc(sizeof(double) * (size_t)n);
-    int mine_failed = !lengths || !b->rowptr || !b->colind || !b->values || !b->x_mine ||
-                      !b->x_all;
+    int mine_failed = !lengths || !b->rowptr || !b->colind || !b->values || !b->x_mine || !b->x_all;
     MPI_Allreduce(MPI_IN_PLACE, &mine_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (failed || mine_failed) {
         snprintf(error, size, "out of memory for the rows of a matrix of order %d", n);

@@ -382,12 +382,15 @@ static void write_derived(pa_json *json, const pa_spmv_result *r)
     pa_json_end_object(json);
     pa_json_key(json, "models");
     pa_json_begin_object(json);
-    pa_json_key_string(json, "E1", "t_l / (t_l + f t_r): element-wise, time per nonzero "
-                                   "(1 - f) t_l + f (t_l + t_r)");
-    pa_json_key_string(json, "E2", "t_l / (t_l + f t_r / r): replication, each remote element "
-                                   "accessed once and reused r times");
-    pa_json_key_string(json, "per_rank", "t_l = the rank's local (or local_transposed) median / "
-                                         "its nnz; t_r = its median get (or accumulate) latency");
+    pa_json_key_string(json, "E1",
+                       "t_l / (t_l + f t_r): element-wise, time per nonzero "
+                       "(1 - f) t_l + f (t_l + t_r)");
+    pa_json_key_string(json, "E2",
+                       "t_l / (t_l + f t_r / r): replication, each remote element "
+                       "accessed once and reused r times");
+    pa_json_key_string(json, "per_rank",
+                       "t_l = the rank's local (or local_transposed) median / "
+                       "its nnz; t_r = its median get (or accumulate) latency");
     pa_json_key_string(json, "whole_product",
                        "predicted = max_p T_local,p / max_p (T_local,p + remote_p t_r,p) (E1; "
                        "distinct_p for E2); measured = max_p T_local,p / max_p T_variant,p, "

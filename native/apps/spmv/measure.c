@@ -79,8 +79,8 @@ static double product_batch_run(void *context, long iterations, uint64_t *laps)
 }
 
 /* The largest |y_i - ref_i| / sum_j |a_ij x_j| (the absolute difference where that sum is 0). */
-static double relative_error(const double *y, const double *reference, const double *scale,
-                             int n, int *worst)
+static double relative_error(const double *y, const double *reference, const double *scale, int n,
+                             int *worst)
 {
     double largest = 0.0;
     *worst = 0;
@@ -114,9 +114,9 @@ static void check_result(const pa_variant *v, void *state, const pa_block *b,
     if (b->rank != 0)
         return;
     int worst;
-    out->max_error = relative_error(full, v->transposed ? reference->ATx : reference->Ax,
-                                    v->transposed ? reference->abs_ATx : reference->abs_Ax, b->n,
-                                    &worst);
+    out->max_error =
+        relative_error(full, v->transposed ? reference->ATx : reference->Ax,
+                       v->transposed ? reference->abs_ATx : reference->abs_Ax, b->n, &worst);
     if (!(out->max_error <= limit))
         pa_comm_wrong("%s computed a wrong %s: component %d is %.17g, the reference %.17g (a "
                       "relative error of %.3g, above the limit %.0e)",
@@ -187,8 +187,7 @@ static double probe_batch(void *context, long iterations, uint64_t *laps)
     return pa_seconds_since(start);
 }
 
-void pa_measure_latency(const pa_block *b, const pa_timing *timing, int accumulate,
-                        pa_outcome *out)
+void pa_measure_latency(const pa_block *b, const pa_timing *timing, int accumulate, pa_outcome *out)
 {
     memset(out, 0, sizeof *out);
     out->name = accumulate ? "accumulate" : "get";

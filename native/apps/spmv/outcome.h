@@ -11,17 +11,17 @@
 typedef struct {
     const pa_variant *variant; /* NULL for a latency probe */
     const char *name;
-    const char *why;   /* not measurable here, or NULL */
-    int samples;       /* taken (the same on every rank) */
+    const char *why; /* not measurable here, or NULL */
+    int samples;     /* taken (the same on every rank) */
     int requested;
-    long iterations;   /* products (or remote operations) per sample */
-    double *per_rank;  /* np x samples, rank-major: seconds per product (per operation) */
-    double *slowest;   /* samples: the slowest rank's seconds per product */
-    double *sample_s;  /* samples: the slowest rank's seconds per sample */
-    double *median;    /* np: each rank's median seconds per product (per operation) */
+    long iterations;  /* products (or remote operations) per sample */
+    double *per_rank; /* np x samples, rank-major: seconds per product (per operation) */
+    double *slowest;  /* samples: the slowest rank's seconds per product */
+    double *sample_s; /* samples: the slowest rank's seconds per sample */
+    double *median;   /* np: each rank's median seconds per product (per operation) */
     long long *remote_operations; /* np: per product */
-    double max_error;  /* against the reference, relative (document.c says how) */
-    double *y;         /* n, the gathered result, when vectors=yes */
+    double max_error;             /* against the reference, relative (document.c says how) */
+    double *y;                    /* n, the gathered result, when vectors=yes */
 } pa_outcome;
 
 /* The partition as rank 0 sees it: np entries each. */

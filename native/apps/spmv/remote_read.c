@@ -24,7 +24,7 @@ typedef struct {
     double *x_window; /* my block of x, in the window */
     double *y;        /* rows */
     /* read_replicate: */
-    int *compact;     /* per nonzero: its column in x_extended = [my block | ghosts] */
+    int *compact; /* per nonzero: its column in x_extended = [my block | ghosts] */
     double *x_extended;
     int runs, *run_owner, *run_offset, *run_count, *run_start;
     /* read_shared: */
@@ -237,9 +237,9 @@ static void *shared_setup(const pa_block *b, int threads, const char **why)
     }
     double *mine = NULL;
     MPI_Comm_set_errhandler(s->node, MPI_ERRORS_RETURN);
-    int ok = MPI_Win_allocate_shared((MPI_Aint)b->rows * (MPI_Aint)sizeof(double),
-                                     (int)sizeof(double), MPI_INFO_NULL, s->node, &mine,
-                                     &s->window) == MPI_SUCCESS;
+    int ok =
+        MPI_Win_allocate_shared((MPI_Aint)b->rows * (MPI_Aint)sizeof(double), (int)sizeof(double),
+                                MPI_INFO_NULL, s->node, &mine, &s->window) == MPI_SUCCESS;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!ok) {
         *why = "this MPI could not create a shared-memory window (MPI_Win_allocate_shared)";

@@ -38,8 +38,8 @@ static const pa_param params[] = {
      "memory bandwidth in byte/s for the roofline (0: not known; perfatlas fills it from a "
      "stored mem.bandwidth triad result)",
      NULL, 0, 1e15},
-    {"vectors", PA_CHOICE, "no", "yes: the document carries x and every variant's y",
-     "no,yes", 0, 0},
+    {"vectors", PA_CHOICE, "no", "yes: the document carries x and every variant's y", "no,yes", 0,
+     0},
     PA_COMM_TIMING_PARAMS("11", "10ms", "2s"),
 };
 
@@ -49,7 +49,9 @@ static const pa_param params[] = {
 static const pa_variant *const remote_variants[] = {
     &pa_read_element, &pa_read_replicate, &pa_read_shared, &pa_write_element, &pa_write_combine,
 };
-enum { NREMOTE = sizeof remote_variants / sizeof *remote_variants };
+enum {
+    NREMOTE = sizeof remote_variants / sizeof *remote_variants
+};
 
 /* The remote variants named in `variants` (all: every one), in table order. */
 static int chosen_variants(const char *text, const pa_variant **chosen)
@@ -66,8 +68,10 @@ static int chosen_variants(const char *text, const pa_variant **chosen)
                 if (!strcmp(word, remote_variants[v]->name))
                     found = v;
             if (found < 0)
-                pa_fail(2, "variant '%s' is not one of read_element, read_replicate, "
-                        "read_shared, write_element, write_combine (or all)", word);
+                pa_fail(2,
+                        "variant '%s' is not one of read_element, read_replicate, "
+                        "read_shared, write_element, write_combine (or all)",
+                        word);
             wanted[found] = 1;
         }
         free(copy);

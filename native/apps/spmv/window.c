@@ -13,8 +13,8 @@ int pa_open_window(MPI_Aint count, double **base, MPI_Win *window, const char **
      * caught. */
     MPI_Aint bytes = (count * (MPI_Aint)sizeof(double) + 63) / 64 * 64;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    int rc = MPI_Win_allocate(bytes, (int)sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, base,
-                              window);
+    int rc =
+        MPI_Win_allocate(bytes, (int)sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, base, window);
     int ok = rc == MPI_SUCCESS, all_ok;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);

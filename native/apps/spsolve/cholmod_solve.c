@@ -36,8 +36,12 @@ int pa_cholmod_solve(const pa_sparse *a, const double *b, double *x, const char 
     snprintf(stats->version, sizeof stats->version, "CHOLMOD %d.%d.%d", CHOLMOD_MAIN_VERSION,
              CHOLMOD_SUB_VERSION, CHOLMOD_SUBSUB_VERSION);
     cholmod_sparse view = pa_cholmod_lower_view(a);
-    cholmod_dense rhs = {.nrow = (size_t)a->n, .ncol = 1, .nzmax = (size_t)a->n,
-                         .d = (size_t)a->n, .x = (void *)b, .xtype = CHOLMOD_REAL,
+    cholmod_dense rhs = {.nrow = (size_t)a->n,
+                         .ncol = 1,
+                         .nzmax = (size_t)a->n,
+                         .d = (size_t)a->n,
+                         .x = (void *)b,
+                         .xtype = CHOLMOD_REAL,
                          .dtype = CHOLMOD_DOUBLE};
     cholmod_factor *factor = NULL;
     cholmod_dense *solution = NULL;
@@ -71,8 +75,10 @@ int pa_cholmod_solve(const pa_sparse *a, const double *b, double *x, const char 
     int factorized = cholmod_factorize(&view, factor, &c);
     times->numeric_s = since(start);
     if (c.status == CHOLMOD_NOT_POSDEF) {
-        snprintf(error, size, "the matrix is not positive definite (CHOLMOD: not positive definite "
-                 "at column %d of the reordered matrix)", (int)factor->minor + 1);
+        snprintf(error, size,
+                 "the matrix is not positive definite (CHOLMOD: not positive definite "
+                 "at column %d of the reordered matrix)",
+                 (int)factor->minor + 1);
         status = 2;
         goto done;
     }

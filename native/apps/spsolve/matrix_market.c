@@ -52,7 +52,8 @@ static int read_banner(reader *r, pa_mm_info *info)
     int words = sscanf(r->line, "%31s %31s %31s %31s %31s %1s", banner, object, format, field,
                        symmetry, extra);
     if (words < 1 || strcmp(banner, "%%MatrixMarket"))
-        return fail(r, "not a Matrix Market file (the first line must start with %%%%MatrixMarket)");
+        return fail(r,
+                    "not a Matrix Market file (the first line must start with %%%%MatrixMarket)");
     if (words != 5)
         return fail(r, "the header must read '%%%%MatrixMarket matrix coordinate FIELD SYMMETRY'");
     if (strcasecmp(object, "matrix"))
@@ -165,8 +166,10 @@ static int read_entries(reader *r, const pa_mm_info *info, long long n, long lon
         found++;
     }
     if (found < entries) {
-        snprintf(r->error, r->size, "%s ends at line %ld after %lld of the %lld entries its size "
-                 "line announces", r->path, r->number, found, entries);
+        snprintf(r->error, r->size,
+                 "%s ends at line %ld after %lld of the %lld entries its size "
+                 "line announces",
+                 r->path, r->number, found, entries);
         return -1;
     }
     return 0;

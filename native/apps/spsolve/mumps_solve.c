@@ -18,12 +18,20 @@
 #include "timer.h"
 
 /* The 1-based names of the MUMPS user guide. */
-#define ICNTL(i) icntl[(i) - 1]
-#define INFOG(i) infog[(i) - 1]
-#define RINFOG(i) rinfog[(i) - 1]
+#define ICNTL(i)  icntl[(i)-1]
+#define INFOG(i)  infog[(i)-1]
+#define RINFOG(i) rinfog[(i)-1]
 
-enum { JOB_INIT = -1, JOB_END = -2, JOB_ANALYSIS = 1, JOB_FACTORIZATION = 2, JOB_SOLVE = 3 };
-enum { ORDERING_GIVEN = 1 };
+enum {
+    JOB_INIT = -1,
+    JOB_END = -2,
+    JOB_ANALYSIS = 1,
+    JOB_FACTORIZATION = 2,
+    JOB_SOLVE = 3
+};
+enum {
+    ORDERING_GIVEN = 1
+};
 
 static double run_phase(DMUMPS_STRUC_C *id, int job)
 {
@@ -43,15 +51,18 @@ static double count(int value) { return value < 0 ? -1e6 * value : value; }
 static int failed(const DMUMPS_STRUC_C *id, const char *phase, char *error, size_t size)
 {
     if (id->INFOG(1) == -10)
-        snprintf(error, size, "the matrix is not positive definite (MUMPS: INFOG(1)=-10 in the "
+        snprintf(error, size,
+                 "the matrix is not positive definite (MUMPS: INFOG(1)=-10 in the "
                  "factorization, a pivot that is not positive after %d eliminated pivots)",
                  id->INFOG(2));
     else if (id->INFOG(1) == -13)
         snprintf(error, size, "MUMPS ran out of memory in the %s (INFOG(1)=-13, INFOG(2)=%d)",
                  phase, id->INFOG(2));
     else
-        snprintf(error, size, "MUMPS failed in the %s: INFOG(1)=%d, INFOG(2)=%d (see the error "
-                 "codes of the MUMPS user guide)", phase, id->INFOG(1), id->INFOG(2));
+        snprintf(error, size,
+                 "MUMPS failed in the %s: INFOG(1)=%d, INFOG(2)=%d (see the error "
+                 "codes of the MUMPS user guide)",
+                 phase, id->INFOG(1), id->INFOG(2));
     return 2;
 }
 
@@ -153,8 +164,10 @@ int pa_mumps_solve(const pa_sparse *a, const double *b, double *x, const char *o
         goto done;
     }
     if (id.INFOG(12) > 0) { /* SYM=1 may still factor an indefinite front: count its pivots */
-        snprintf(error, size, "the matrix is not positive definite (MUMPS: %d negative pivots, "
-                 "INFOG(12))", id.INFOG(12));
+        snprintf(error, size,
+                 "the matrix is not positive definite (MUMPS: %d negative pivots, "
+                 "INFOG(12))",
+                 id.INFOG(12));
         status = 2;
         goto done;
     }

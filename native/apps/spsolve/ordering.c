@@ -9,9 +9,18 @@
 cholmod_sparse pa_cholmod_lower_view(const pa_sparse *a)
 {
     return (cholmod_sparse){
-        .nrow = (size_t)a->n, .ncol = (size_t)a->n, .nzmax = (size_t)a->colptr[a->n],
-        .p = a->colptr, .i = a->rowind, .x = a->values, .stype = -1, .itype = CHOLMOD_INT,
-        .xtype = CHOLMOD_REAL, .dtype = CHOLMOD_DOUBLE, .sorted = 1, .packed = 1,
+        .nrow = (size_t)a->n,
+        .ncol = (size_t)a->n,
+        .nzmax = (size_t)a->colptr[a->n],
+        .p = a->colptr,
+        .i = a->rowind,
+        .x = a->values,
+        .stype = -1,
+        .itype = CHOLMOD_INT,
+        .xtype = CHOLMOD_REAL,
+        .dtype = CHOLMOD_DOUBLE,
+        .sorted = 1,
+        .packed = 1,
     };
 }
 
@@ -30,8 +39,8 @@ int pa_fill_reducing_order(const pa_sparse *a, const char *ordering, int *perm, 
     cholmod_sparse view = pa_cholmod_lower_view(a);
     int metis = strcmp(ordering, "metis") == 0;
     uint64_t start = pa_ticks();
-    int ok = metis ? cholmod_metis(&view, NULL, 0, 1, perm, &c)
-                   : cholmod_amd(&view, NULL, 0, perm, &c);
+    int ok =
+        metis ? cholmod_metis(&view, NULL, 0, 1, perm, &c) : cholmod_amd(&view, NULL, 0, perm, &c);
     *seconds = pa_ticks_to_seconds(pa_ticks() - start);
     if (!ok)
         snprintf(error, size, "the %s ordering failed (CHOLMOD status %d%s)", ordering, c.status,

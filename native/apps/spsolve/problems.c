@@ -10,8 +10,10 @@ static int check_size(const char *problem, int n, double order, double nnz, char
 {
     if (order < 0x7fffffff && nnz < 0x7fffffff)
         return 0;
-    snprintf(error, size, "%s n=%d has %.3g unknowns and %.3g entries, beyond the 2^31 - 1 this "
-             "program indexes; choose a smaller n", problem, n, order, nnz);
+    snprintf(error, size,
+             "%s n=%d has %.3g unknowns and %.3g entries, beyond the 2^31 - 1 this "
+             "program indexes; choose a smaller n",
+             problem, n, order, nnz);
     return -1;
 }
 
@@ -116,7 +118,10 @@ typedef struct {
 } grid;
 
 /* The number of a free node (x >= 1), x fastest: increasing in (z, y, x). */
-static int free_node(const grid *g, int x, int y, int z) { return (z * (g->n + 1) + y) * g->n + x - 1; }
+static int free_node(const grid *g, int x, int y, int z)
+{
+    return (z * (g->n + 1) + y) * g->n + x - 1;
+}
 
 /* The structure: column 3p + c holds rows 3q + d for every free node q in the 3 x 3 x 3 block
  * around p (in increasing q) and d = 0..2, so rows come out sorted. */
@@ -183,6 +188,5 @@ void pa_check_matrix_source(const pa_args *args, const char *problems)
     if (file && generated)
         pa_fail(2, "give matrix=FILE or problem=..., not both");
     if (!file && !generated)
-        pa_fail(2, "give a matrix: matrix=FILE (Matrix Market) or problem=%s with n=...",
-                problems);
+        pa_fail(2, "give a matrix: matrix=FILE (Matrix Market) or problem=%s with n=...", problems);
 }

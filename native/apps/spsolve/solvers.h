@@ -18,14 +18,14 @@ typedef struct {
 
 /* What the solver itself reports about its factorization. */
 typedef struct {
-    double nnz_L;                /* entries of L, diagonal included */
-    const char *nnz_L_source;    /* which count of the solver this is */
-    double factor_entries;       /* entries the factor actually stores (supernodes, fronts) */
-    double flops;                /* factorization flops, the solver's own count */
+    double nnz_L;             /* entries of L, diagonal included */
+    const char *nnz_L_source; /* which count of the solver this is */
+    double factor_entries;    /* entries the factor actually stores (supernodes, fronts) */
+    double flops;             /* factorization flops, the solver's own count */
     const char *flops_source;
-    double memory_bytes;         /* the solver's own figure; NAN where it gives none */
+    double memory_bytes; /* the solver's own figure; NAN where it gives none */
     const char *memory_source;
-    char ordering[96];           /* the ordering as the solver names it */
+    char ordering[96]; /* the ordering as the solver names it */
     char version[64];
 } pa_solver_stats;
 

@@ -152,9 +152,10 @@ static int read_matrix(const char *path, problem *p, char *error, size_t size)
     int row, col;
     double value, mirror;
     if (!pa_sparse_is_symmetric(&p->a, &row, &col, &value, &mirror)) {
-        snprintf(error, size, "the matrix in %s is not symmetric: entry (%d, %d) is %g but (%d, "
-                 "%d) is %g; a Cholesky solve needs a symmetric positive definite matrix", path,
-                 row + 1, col + 1, value, col + 1, row + 1, mirror);
+        snprintf(error, size,
+                 "the matrix in %s is not symmetric: entry (%d, %d) is %g but (%d, "
+                 "%d) is %g; a Cholesky solve needs a symmetric positive definite matrix",
+                 path, row + 1, col + 1, value, col + 1, row + 1, mirror);
         return -1;
     }
     return 0;
@@ -241,7 +242,9 @@ static void write_samples(pa_json *json, const outcome *o)
         {"numeric_s", offsetof(pa_phase_times, numeric_s)},
         {"solve_s", offsetof(pa_phase_times, solve_s)},
     };
-    enum { nphases = sizeof phases / sizeof *phases };
+    enum {
+        nphases = sizeof phases / sizeof *phases
+    };
     int present[nphases];
     double *values = malloc(sizeof(double) * (size_t)o->repeat);
     pa_json_key(json, "samples");
@@ -371,8 +374,7 @@ static void write_process_placement(pa_json *json)
     pa_timer_json(json);
 }
 
-static int write_document(const pa_args *args, const problem *p, const outcome *o,
-                          const session *s)
+static int write_document(const pa_args *args, const problem *p, const outcome *o, const session *s)
 {
     pa_json json;
     pa_json_init(&json, pa_args_output(args));
@@ -401,8 +403,10 @@ static const solver_entry *find_solver(const char *name)
     for (size_t i = 0; i < sizeof solvers / sizeof *solvers; i++)
         if (!strcmp(solvers[i].name, name))
             return &solvers[i];
-    pa_fail(2, "solver=%s is not available: this pa-spsolve was built without it (MUMPS needs "
-            "libmumps-dev and an Open MPI build)", name);
+    pa_fail(2,
+            "solver=%s is not available: this pa-spsolve was built without it (MUMPS needs "
+            "libmumps-dev and an Open MPI build)",
+            name);
 }
 
 static void set_threads(int threads)

@@ -17,14 +17,14 @@
 #define PA_SWEEP_BLOCK_H
 
 typedef struct {
-    int it, jt;         /* cells of one k-plane of this process (x fastest in memory) */
-    int k0, mk;         /* the block's first plane in sweep order, and its plane count */
-    int sx, sy, sz;     /* the octant: +1 sweeps towards increasing index, -1 decreasing */
-    int angles;         /* directions in the block */
+    int it, jt;                  /* cells of one k-plane of this process (x fastest in memory) */
+    int k0, mk;                  /* the block's first plane in sweep order, and its plane count */
+    int sx, sy, sz;              /* the octant: +1 sweeps towards increasing index, -1 decreasing */
+    int angles;                  /* directions in the block */
     const double *mu, *eta, *xi; /* their cosines' absolute values */
-    double weight;      /* quadrature weight of each direction (sum 1 over the sphere) */
-    double sigma_t;     /* total cross-section, 1/cm */
-    double dx, dy, dz;  /* cm */
+    double weight;               /* quadrature weight of each direction (sum 1 over the sphere) */
+    double sigma_t;              /* total cross-section, 1/cm */
+    double dx, dy, dz;           /* cm */
     int fixup;
 } pa_block;
 

@@ -11,7 +11,10 @@ const int pa_octants[PA_OCTANTS][3] = {
     {+1, +1, -1}, {+1, +1, +1}, {+1, -1, -1}, {+1, -1, +1},
 };
 
-enum { TAG_X = 11, TAG_Y = 12 };
+enum {
+    TAG_X = 11,
+    TAG_Y = 12
+};
 
 struct pa_kba_buffers {
     double *face_x, *face_y, *face_z;
@@ -103,18 +106,30 @@ void pa_kba_sweep(const pa_kba *g, const pa_quadrature *quad, pa_kba_buffers *b,
         for (int ab = 0; ab < ablocks; ab++) {
             const int first = ab * g->mmi;
             pa_block block = {
-                .it = g->it, .jt = g->jt, .mk = g->mk, .sx = sx, .sy = sy, .sz = sz,
-                .angles = g->mmi, .mu = quad->mu + first, .eta = quad->eta + first,
-                .xi = quad->xi + first, .weight = quad->weight, .sigma_t = g->sigma_t,
-                .dx = g->dx, .dy = g->dy, .dz = g->dz, .fixup = g->fixup,
+                .it = g->it,
+                .jt = g->jt,
+                .mk = g->mk,
+                .sx = sx,
+                .sy = sy,
+                .sz = sz,
+                .angles = g->mmi,
+                .mu = quad->mu + first,
+                .eta = quad->eta + first,
+                .xi = quad->xi + first,
+                .weight = quad->weight,
+                .sigma_t = g->sigma_t,
+                .dx = g->dx,
+                .dy = g->dy,
+                .dz = g->dz,
+                .fixup = g->fixup,
             };
             memset(b->face_z, 0, sizeof(double) * (size_t)b->count_z); /* vacuum below/above */
             for (int kb = 0; kb < kblocks; kb++) {
                 block.k0 = sz > 0 ? kb * g->mk : g->kt - 1 - kb * g->mk;
                 receive(b->face_x, b->count_x, from_x, TAG_X, g->comm);
                 receive(b->face_y, b->count_y, from_y, TAG_Y, g->comm);
-                tally->negative += pa_sweep_block(&block, source, phi, b->face_x, b->face_y,
-                                                  b->face_z);
+                tally->negative +=
+                    pa_sweep_block(&block, source, phi, b->face_x, b->face_y, b->face_z);
                 if (to_x == MPI_PROC_NULL)
                     tally->leakage[out_x] += leakage(b->face_x, g->mmi, (long)g->mk * g->jt,
                                                      block.mu, quad->weight, g->dy * g->dz);

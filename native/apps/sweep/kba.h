@@ -24,12 +24,12 @@
 
 typedef struct {
     MPI_Comm comm;
-    int px, py;         /* process grid: rank = q px + p */
-    int p, q;           /* this process's position */
-    int it, jt, kt;     /* cells of this process */
-    int mk, mmi;        /* k-planes and directions per block */
-    double sigma_t;     /* 1/cm */
-    double dx, dy, dz;  /* cm */
+    int px, py;        /* process grid: rank = q px + p */
+    int p, q;          /* this process's position */
+    int it, jt, kt;    /* cells of this process */
+    int mk, mmi;       /* k-planes and directions per block */
+    double sigma_t;    /* 1/cm */
+    double dx, dy, dz; /* cm */
     int fixup;
 } pa_kba;
 

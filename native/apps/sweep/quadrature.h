@@ -13,7 +13,7 @@
 #ifndef PA_SWEEP_QUADRATURE_H
 #define PA_SWEEP_QUADRATURE_H
 
-#define PA_QUADRATURE_MAX_ORDER 16
+#define PA_QUADRATURE_MAX_ORDER  16
 #define PA_QUADRATURE_MAX_ANGLES 36 /* per octant, S_16 */
 
 typedef struct {

@@ -21,7 +21,7 @@
 typedef struct {
     pa_kba grid;
     pa_quadrature quadrature;
-    double sigma_s, q; /* 1/cm; particles / (cm^3 s) */
+    double sigma_s, q;                 /* 1/cm; particles / (cm^3 s) */
     unsigned char *in_x, *in_y, *in_z; /* this process's cells inside the source box, per axis */
     long source_cells;                 /* of the global grid */
     int max_iterations;
@@ -46,13 +46,13 @@ void pa_solver_run(pa_solver *solver);
 
 /* The balance of the last solve, summed over all processes (collective). */
 typedef struct {
-    double source;     /* V sum S of the last sweep, particles / s */
-    double collision;  /* V sigma_t sum phi */
-    double leakage;    /* through all 6 faces */
-    double faces[6];   /* x-, x+, y-, y+, z-, z+ */
-    double imbalance;  /* |source - collision - leakage| / source */
-    double external;   /* V N q */
-    double absorption; /* V sigma_a sum phi */
+    double source;             /* V sum S of the last sweep, particles / s */
+    double collision;          /* V sigma_t sum phi */
+    double leakage;            /* through all 6 faces */
+    double faces[6];           /* x-, x+, y-, y+, z-, z+ */
+    double imbalance;          /* |source - collision - leakage| / source */
+    double external;           /* V N q */
+    double absorption;         /* V sigma_a sum phi */
     double physical_imbalance; /* |external - absorption - leakage| / external */
     double flux_integral;      /* V sum phi, particles cm / s */
     double flux_min, flux_max; /* over cells, particles / (cm^2 s) */

@@ -118,12 +118,20 @@ static void setup(pa_solver *s, const pa_world *world, const pa_args *args, int 
 {
     pa_kba *g = &s->grid;
     *g = (pa_kba){
-        .comm = MPI_COMM_WORLD, .px = px, .py = py, .p = world->rank % px,
-        .q = world->rank / px, .it = (int)pa_arg_int(args, "it"),
-        .jt = (int)pa_arg_int(args, "jt"), .kt = (int)pa_arg_int(args, "kt"),
-        .mk = (int)pa_arg_int(args, "mk"), .mmi = (int)pa_arg_int(args, "mmi"),
-        .sigma_t = pa_arg_double(args, "sigma_t"), .dx = pa_arg_double(args, "dx"),
-        .dy = pa_arg_double(args, "dy"), .dz = pa_arg_double(args, "dz"),
+        .comm = MPI_COMM_WORLD,
+        .px = px,
+        .py = py,
+        .p = world->rank % px,
+        .q = world->rank / px,
+        .it = (int)pa_arg_int(args, "it"),
+        .jt = (int)pa_arg_int(args, "jt"),
+        .kt = (int)pa_arg_int(args, "kt"),
+        .mk = (int)pa_arg_int(args, "mk"),
+        .mmi = (int)pa_arg_int(args, "mmi"),
+        .sigma_t = pa_arg_double(args, "sigma_t"),
+        .dx = pa_arg_double(args, "dx"),
+        .dy = pa_arg_double(args, "dy"),
+        .dz = pa_arg_double(args, "dz"),
         .fixup = strcmp(pa_arg_text(args, "fixup"), "zero") == 0,
     };
     pa_quadrature_build(&s->quadrature, (int)pa_arg_int(args, "mmo"));
@@ -335,8 +343,8 @@ static void write_grid(pa_json *json, const pa_solver *s, const pa_world *world)
     pa_json_key_int(json, "source_cells", s->source_cells);
 }
 
-static void write_derived(pa_json *json, const pa_args *args, const pa_solver *s,
-                          const outcome *o, const pa_world *world)
+static void write_derived(pa_json *json, const pa_args *args, const pa_solver *s, const outcome *o,
+                          const pa_world *world)
 {
     const pa_balance *b = &o->balance;
     pa_json_key(json, "derived");
@@ -377,8 +385,9 @@ static void write_derived(pa_json *json, const pa_args *args, const pa_solver *s
     pa_json_key(json, "flux");
     pa_json_begin_object(json);
     pa_json_key_double(json, "integral", b->flux_integral);
-    pa_json_key_double(json, "mean", b->flux_integral / (s->grid.dx * s->grid.dy * s->grid.dz) /
-                                         (double)(s->cells * world->size));
+    pa_json_key_double(json, "mean",
+                       b->flux_integral / (s->grid.dx * s->grid.dy * s->grid.dz) /
+                           (double)(s->cells * world->size));
     pa_json_key_double(json, "min", b->flux_min);
     pa_json_key_double(json, "max", b->flux_max);
     pa_json_key_string(json, "units", "integral: particles cm / s; others: particles / (cm^2 s)");
@@ -429,8 +438,7 @@ static void verify(const pa_balance *b, int solve)
     if (!(b->imbalance <= PA_BALANCE_LIMIT))
         pa_comm_wrong("particle balance fails in solve %d (warm-up included): source %.17g, "
                       "collision %.17g, leakage %.17g, relative imbalance %.3g exceeds %.0g",
-                      solve, b->source, b->collision, b->leakage, b->imbalance,
-                      PA_BALANCE_LIMIT);
+                      solve, b->source, b->collision, b->leakage, b->imbalance, PA_BALANCE_LIMIT);
 }
 
 int main(int argc, char **argv)

@@ -89,7 +89,9 @@ int main(int argc, char **argv)
     struct {
         const char *name;
         void (*loop)(int, long);
-    } loops[] = {{"pingpong", pingpong}, {"allreduce", allreduce}, {"proc_null", proc_null},
+    } loops[] = {{"pingpong", pingpong},
+                 {"allreduce", allreduce},
+                 {"proc_null", proc_null},
                  {"test_poll", test_poll}};
     int nloops = sizeof loops / sizeof loops[0];
     for (int sample = -1; sample < samples; sample++) /* sample -1: warm-up */

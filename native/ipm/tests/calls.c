@@ -119,8 +119,7 @@ static void point_to_point(int rank, int other)
     MPI_Request_free(&request);
 
     int value = rank;
-    MPI_Sendrecv_replace(&value, 1, MPI_INT, other, 8, other, 8, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
+    MPI_Sendrecv_replace(&value, 1, MPI_INT, other, 8, other, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     expect(value == other, "sendrecv_replace");
 }
 
@@ -170,8 +169,7 @@ static void one_sided(int rank, int other)
 {
     int exposed[4] = {0, 0, 100 * rank, 40 + rank};
     MPI_Win win;
-    MPI_Win_create(exposed, sizeof exposed, sizeof exposed[0], MPI_INFO_NULL, MPI_COMM_WORLD,
-                   &win);
+    MPI_Win_create(exposed, sizeof exposed, sizeof exposed[0], MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     MPI_Win_fence(0, win);
     int put[2] = {7, 8}, got = -1;
     if (rank == 0)

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #define THREADS 4
-#define CALLS 10000
+#define CALLS   10000
 
 int main(int argc, char **argv)
 {
