@@ -223,7 +223,7 @@ def test_spsolve_without_mumps_is_not_measurable_not_an_error(monkeypatch):
     from perfatlas.errors import UserError
     from perfatlas.machine import Machine
 
-    def refused(self, params, machine, options=None, placement=None):
+    def refused(self, params, machine, options=None, placement=None, on_document=None):
         raise UserError(
             "pa-spsolve: solver=mumps is not available: this pa-spsolve was built without it "
             "(MUMPS needs libmumps-dev and an Open MPI build)"

@@ -47,6 +47,10 @@ static void end(pa_json *json, char close)
     if (had_keys)
         indent(json);
     fputc(close, json->file);
+    /* An element of a top-level list (a series point's document) goes out as soon as it is
+     * whole: the reader stores it then, and a launch that dies later keeps it (contract.md). */
+    if (json->depth == 1 && !json->is_object[1])
+        fflush(json->file);
 }
 
 void pa_json_begin_object(pa_json *json) { begin(json, '{', 1); }

@@ -1,6 +1,7 @@
 /* A small streaming JSON writer: it tracks nesting so that commas and indentation come out
  * right, escapes strings, and prints doubles with %.17g so they read back bit-exact (NaN and
- * infinities as null). */
+ * infinities as null). Each element of a top-level list is flushed as soon as it is complete, so
+ * that a series' documents reach the reader one by one (docs/contract.md, Series). */
 #ifndef PA_JSON_H
 #define PA_JSON_H
 

@@ -241,6 +241,9 @@ int main(int argc, char **argv)
 
     int nnodes;
     node *nodes = find_nodes(&nnodes);
+    pa_json json; /* each cell's document is written (and flushed) as soon as it is measured */
+    pa_json_init(&json, pa_args_output(&args));
+    pa_json_begin_array(&json);
     cell *cells = calloc((size_t)(2 * nnodes * nnodes), sizeof *cells);
     int ncells = 0;
     for (int r = 0; r < nnodes; r++) {
@@ -266,17 +269,12 @@ int main(int argc, char **argv)
                 else
                     measure_bandwidth(c, &nodes[r], threads, bandwidth_bytes, page, min_s, samples);
                 pa_buffer_unmap(&c->buffer);
+                write_cell(&json, &args, c, samples);
             }
         }
     }
     if (ncells == 0)
         pa_fail(2, "hwloc reports no NUMA node with both PUs and memory reachable");
-
-    pa_json json;
-    pa_json_init(&json, pa_args_output(&args));
-    pa_json_begin_array(&json);
-    for (int i = 0; i < ncells; i++)
-        write_cell(&json, &args, &cells[i], samples);
     pa_json_end_array(&json);
     return pa_json_finish(&json) ? 2 : 0;
 }

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
+import selectors
 import signal
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
+from perfatlas.document_stream import DocumentStream
 from perfatlas.errors import UserError
 
 
@@ -35,11 +40,16 @@ def run_json(name: str, args: list[str], env: dict[str, str] | None = None) -> d
     return run_launch(launch, name, get_launcher("local"))
 
 
-def run_launch(launch, name: str, launcher) -> dict | list:
+def run_launch(
+    launch, name: str, launcher, on_document: Callable[[dict], None] | None = None
+) -> dict | list:
     """Run a prepared launch (perfatlas.launchers) and parse what the executable wrote.
 
-    A failure becomes one sentence: the launcher knows how to read its own stderr (a rank's
-    message, a crashed rank, mpirun's complaint).
+    Standard output is read as it comes (perfatlas.document_stream): `on_document` is called with
+    each document as soon as it is whole, a series' points one by one while the launch goes on,
+    a single document when it ends; an exception it raises stops the launch. A failure becomes
+    one sentence: the launcher knows how to read its own stderr (a rank's message, a crashed
+    rank, mpirun's complaint).
     """
     timeout = float(os.environ.get("PERFATLAS_LAUNCH_TIMEOUT") or 0) or None
     # A session of its own, so that a launch that must be stopped (timeout, Ctrl-C) is stopped
@@ -49,12 +59,13 @@ def run_launch(launch, name: str, launcher) -> dict | list:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,  # mpirun would forward our stdin to rank 0
-        text=True,
         env={**os.environ, **launch.env},
         start_new_session=True,
     )
+    stream = DocumentStream()
+    arrived: list[dict] = []
     try:
-        stdout, stderr = process.communicate(timeout=timeout)
+        stderr = _read_until_end(process, stream, arrived, on_document, timeout)
     except subprocess.TimeoutExpired:
         _stop(process)
         raise UserError(
@@ -64,21 +75,72 @@ def run_launch(launch, name: str, launcher) -> dict | list:
     except BaseException:
         _stop(process)
         raise
-    proc = subprocess.CompletedProcess(launch.argv, process.returncode, stdout, stderr)
-    if proc.returncode < 0:
-        number = -proc.returncode
+    stdout = stream.text
+    if process.returncode < 0:
+        number = -process.returncode
         raise UserError(
             f"{name} was killed by {signal.Signals(number).name}{rebuild_hint(number)} "
             "(results stored before it are kept)"
         )
-    if proc.returncode != 0:
-        raise UserError(launcher.failure(launch, name, proc.returncode, proc.stderr + proc.stdout))
+    if process.returncode != 0:
+        raise UserError(launcher.failure(launch, name, process.returncode, stderr + stdout))
     try:
-        return json.loads(proc.stdout)
+        parsed = json.loads(stdout)
     except json.JSONDecodeError as error:
         raise UserError(
             f"{name} wrote malformed JSON ({error}); this is a perfatlas bug"
         ) from error
+    if not isinstance(parsed, list):
+        if on_document is not None and isinstance(parsed, dict):
+            on_document(parsed)
+        return parsed
+    rest = parsed[len(arrived) :]  # the stream handed out the first elements already
+    for document in rest:
+        if on_document is not None:
+            on_document(document)
+    return arrived + rest
+
+
+def _read_until_end(
+    process: subprocess.Popen,
+    stream: DocumentStream,
+    arrived: list[dict],
+    on_document: Callable[[dict], None] | None,
+    timeout: float | None,
+) -> str:
+    """Read stdout into `stream` (each whole document to `on_document`) and stderr until both
+    end, then wait for the process; returns stderr. TimeoutExpired past `timeout` seconds."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    decoders = {
+        stream_file.fileno(): codecs.getincrementaldecoder("utf-8")(errors="replace")
+        for stream_file in (process.stdout, process.stderr)
+    }
+    stdout_fd = process.stdout.fileno()
+    stderr_parts: list[str] = []
+    with selectors.DefaultSelector() as selector:
+        for fd in decoders:
+            selector.register(fd, selectors.EVENT_READ)
+        while selector.get_map():
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise subprocess.TimeoutExpired(process.args, timeout or 0)
+            for key, _ in selector.select(left):
+                chunk = os.read(key.fd, 1 << 16)
+                if not chunk:
+                    selector.unregister(key.fd)
+                text = decoders[key.fd].decode(chunk, final=not chunk)
+                if key.fd != stdout_fd:
+                    stderr_parts.append(text)
+                    continue
+                for document in stream.feed(text):
+                    arrived.append(document)
+                    if on_document is not None and isinstance(document, dict):
+                        on_document(document)
+    left = None if deadline is None else max(deadline - time.monotonic(), 0.001)
+    process.wait(timeout=left)
+    process.stdout.close()
+    process.stderr.close()
+    return "".join(stderr_parts)
 
 
 def cpu_model() -> str:

@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from perfatlas.benchmarks.app_spsolve import number_param
-from perfatlas.benchmarks.base import Benchmark, Param, choice_param, int_param, register
+from perfatlas.benchmarks.base import (
+    Benchmark,
+    DocumentSink,
+    Param,
+    choice_param,
+    int_param,
+    register,
+)
 from perfatlas.benchmarks.mpi import MpiBenchmark, np_param
 from perfatlas.errors import UserError
 from perfatlas.launchers import MPI_MISSING, LaunchOptions
@@ -158,12 +165,13 @@ class AppMadbench(MpiBenchmark):
         machine: Machine,
         options: LaunchOptions | None = None,
         placement: Placement | None = None,
+        on_document: DocumentSink | None = None,
     ) -> list[dict]:
         if shutil.which("mpirun") is None:
             raise UserError(f"{MPI_MISSING}: no mpirun on PATH")
         if self.unmeasurable(params, machine):  # stored as "not measurable here" (Benchmark.run)
-            return Benchmark.run(self, params, machine, options, placement)
-        return super().run(params, machine, options, placement)
+            return Benchmark.run(self, params, machine, options, placement, on_document)
+        return super().run(params, machine, options, placement, on_document)
 
     def label(self, params: dict[str, Any]) -> str:
         shown = [f"{key}={params.get(key)}" for key in ("npix", "nbin", "np", "ngang", "io")]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from perfatlas.benchmarks.base import Param, choice_param, int_param, register
+from perfatlas.benchmarks.base import DocumentSink, Param, choice_param, int_param, register
 from perfatlas.benchmarks.mpi import MpiBenchmark, np_param, timing_params
 from perfatlas.benchmarks.sparse_matrix import (
     MATRIX_PARAM,
@@ -159,14 +159,18 @@ class AppSpmv(MpiBenchmark):
         machine: Machine,
         options: LaunchOptions | None = None,
         placement: Placement | None = None,
+        on_document: DocumentSink | None = None,
     ) -> list[dict]:
-        documents = super().run(params, machine, options, placement)
         source = params.get("bandwidth_source")
-        for document in documents:
+
+        def with_source(document: dict) -> None:  # before the document is stored
             roofline = (document.get("derived") or {}).get("roofline")
             if roofline is not None and source:
                 roofline["bandwidth_source"] = source
-        return documents
+            if on_document is not None:
+                on_document(document)
+
+        return super().run(params, machine, options, placement, with_source)
 
     def label(self, params: dict[str, Any]) -> str:
         shown = [matrix_label(params)]

@@ -16,7 +16,14 @@ from __future__ import annotations
 import shutil
 from typing import Any
 
-from perfatlas.benchmarks.base import Benchmark, Param, choice_param, int_param, register
+from perfatlas.benchmarks.base import (
+    Benchmark,
+    DocumentSink,
+    Param,
+    choice_param,
+    int_param,
+    register,
+)
 from perfatlas.benchmarks.mpi import np_param
 from perfatlas.benchmarks.sparse_matrix import (
     MATRIX_PARAM,
@@ -122,11 +129,12 @@ class AppSpsolve(Benchmark):
         machine: Machine,
         options: LaunchOptions | None = None,
         placement: Placement | None = None,
+        on_document: DocumentSink | None = None,
     ) -> list[dict]:
         if params["solver"] == "mumps" and shutil.which("mpirun") is None:
             raise UserError(f"{MPI_MISSING}: no mpirun on PATH")
         try:
-            return super().run(params, machine, options, placement)
+            return super().run(params, machine, options, placement, on_document)
         except UserError as error:
             # pa-spsolve built without MUMPS (no libmumps-dev, or an MPICH build) says so in its
             # own sentence: stored as "not measurable here", so that a suite goes on.

@@ -26,6 +26,8 @@ from perfatlas.units import (
     parse_size_series,
 )
 
+DocumentSink = Callable[[dict], None]  # takes each document of a launch as it arrives
+
 
 @dataclass(frozen=True)
 class Param:
@@ -232,11 +234,14 @@ class Benchmark:
         machine: Machine,
         options: LaunchOptions | None = None,
         placement: Placement | None = None,
+        on_document: DocumentSink | None = None,
     ) -> list[dict]:
         """Measure once on this machine; returns the native documents (one or several).
 
         `options`: how to launch (default: the environment's); `placement`: a sweep's binding and
-        memory policy (perfatlas.placement.Placement), applied by perfatlas.launch_plan."""
+        memory policy (perfatlas.placement.Placement), applied by perfatlas.launch_plan;
+        `on_document`: called with each document as soon as the launch has written it (a
+        series' points one by one, perfatlas.native.run_launch), before this returns."""
         why = self.unmeasurable(params, machine)
         if why:
             return [
@@ -251,12 +256,14 @@ class Benchmark:
             ]
         options = options or LaunchOptions.from_environment()
         launch, launcher = prepare_launch(self, params, machine, options, placement)
-        documents = run_launch(launch, self.executable, launcher)
-        documents = documents if isinstance(documents, list) else [documents]
-        for document in documents:  # which launcher ran it, and the exact command line
-            if isinstance(document, dict):
-                document.setdefault("launch", launch.record())
-        return documents
+
+        def arrived(document: dict) -> None:
+            document.setdefault("launch", launch.record())  # which launcher ran it, and how
+            if on_document is not None:
+                on_document(document)
+
+        documents = run_launch(launch, self.executable, launcher, arrived)
+        return documents if isinstance(documents, list) else [documents]
 
     def check_launch(
         self, params: dict[str, Any], machine: Machine, options: LaunchOptions

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from perfatlas.benchmarks.base import (
     Benchmark,
+    DocumentSink,
     Param,
     duration_param,
     int_param,
@@ -153,6 +154,7 @@ class MpiBenchmark(Benchmark):
         machine: Machine,
         options: LaunchOptions | None = None,
         placement: Placement | None = None,
+        on_document: DocumentSink | None = None,
     ) -> list[dict]:
         if shutil.which("mpirun") is None:
             raise UserError(f"{MPI_MISSING}: no mpirun on PATH")
@@ -161,7 +163,7 @@ class MpiBenchmark(Benchmark):
                 f"{MPI_MISSING}: perfatlas was built without MPI, so {self.executable} does not "
                 "exist; install them and rebuild with 'make install'"
             )
-        return super().run(params, machine, options, placement)
+        return super().run(params, machine, options, placement, on_document)
 
     def label(self, params: dict[str, Any]) -> str:
         shown = []

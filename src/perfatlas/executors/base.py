@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from perfatlas.contract import validate
 from perfatlas.errors import UserError
 from perfatlas.executors.elsewhere import Elsewhere
+from perfatlas.executors.series_points import SeriesPoints
 from perfatlas.launchers import LaunchOptions
 from perfatlas.machine import Machine
 from perfatlas.placement import Placement
@@ -62,7 +63,14 @@ class Executor(ABC):
 
 
 class OneLaunchAtATime(Executor):
-    """Measurements started from here one after another, each waited for (local, hosts)."""
+    """Measurements started from here one after another, each waited for (local, hosts).
+
+    Each document is validated and stored as soon as its launch writes it (a series' points one
+    by one, perfatlas.native.run_launch); documents a launch hands over only at its end (every
+    host's, read from files) are stored then. With --repeat N the launches of a measurement
+    run in turn and each point is pooled (merge_repeats) and stored once the last launch has
+    given it: pooling needs every launch's samples of the point (docs/contract.md, Series).
+    """
 
     @abstractmethod
     def launch(
@@ -71,8 +79,10 @@ class OneLaunchAtATime(Executor):
         params: dict[str, Any],
         placement: Placement | None,
         into: Destination,
+        on_document: Callable[[dict], None],
     ) -> list[dict]:
-        """One launch of one measurement: its documents, not yet validated."""
+        """One launch of one measurement: its documents, not yet validated; those handed to
+        `on_document` while it ran among them."""
 
     def measure_all(
         self, into: Destination, measurements: list[Planned], repeat: int, progress: bool
@@ -80,27 +90,107 @@ class OneLaunchAtATime(Executor):
         if not progress:
             return [doc for planned in measurements for doc in self._measure(into, planned, repeat)]
         documents = []
-        with progress_bar(sum(p.points for p in measurements)) as step:
+        # the bar counts the points of every launch: a series of 5 sizes, twice, is 10 steps
+        with progress_bar(sum(p.points for p in measurements) * repeat) as steps:
             for planned in measurements:
-                step(planned.description, planned.points)
-                documents += self._measure(into, planned, repeat)
+                steps(planned.description, planned.points * repeat)
+                documents += self._measure(into, planned, repeat, steps.done)
         return documents
 
-    def _measure(self, into: Destination, planned: Planned, repeat: int) -> list[dict]:
-        """Launch `repeat` times, validate, pool, commit to the store."""
+    def _measure(
+        self,
+        into: Destination,
+        planned: Planned,
+        repeat: int,
+        done: Callable[[int], None] | None = None,
+    ) -> list[dict]:
+        """Launch `repeat` times; validate, pool and commit each document as it arrives."""
+        params = planned.benchmark.with_stored(planned.params, into.store, into.machine)
+        launches: list[list[dict]] = []
+        stored: list[dict] = []
+        for number in range(1, repeat + 1):
+            launches.append(
+                self._launch_once(into, planned, params, launches, number, repeat, stored, done)
+            )
+        return stored
+
+    def _launch_once(
+        self,
+        into: Destination,
+        planned: Planned,
+        params: dict[str, Any],
+        earlier: list[list[dict]],
+        number: int,
+        repeat: int,
+        stored: list[dict],
+        done: Callable[[int], None] | None,
+    ) -> list[dict]:
+        """Launch `number` of `repeat`: its documents; the last launch commits each point."""
         benchmark = planned.benchmark
-        params = benchmark.with_stored(planned.params, into.store, into.machine)
-        launches = []
-        for _ in range(repeat):
-            documents = self.launch(benchmark, params, planned.placement, into)
-            for document in documents:
-                validate(document, benchmark.name)
-            launches.append(documents)
-        documents = merge_repeats(launches) if repeat > 1 else launches[0]
-        for document in documents:
-            extra = planned.annotate(document) if planned.annotate else []
-            into.store.add_document(into.run_id, document, benchmark.warnings(document) + extra)
+        points = SeriesPoints(benchmark, params)
+        received: list[dict] = []
+        counted = 0  # points of this launch shown finished on the progress bar
+
+        def arrived(document: dict) -> None:
+            nonlocal counted
+            validate(document, benchmark.name)
+            received.append(document)
+            finished = points.arrived(document)
+            if number == repeat:
+                pooled = _pool(earlier, len(received) - 1, document, benchmark.name)
+                extra = planned.annotate(pooled) if planned.annotate else []
+                into.store.add_document(into.run_id, pooled, benchmark.warnings(pooled) + extra)
+                stored.append(pooled)
+            if done is not None and finished:
+                done(finished)
+                counted += finished
+
+        try:
+            documents = self.launch(benchmark, params, planned.placement, into, arrived)
+            streamed = {id(document) for document in received}
+            for document in documents:  # those handed over only now (read from files)
+                if id(document) not in streamed:
+                    arrived(document)
+        except UserError as error:
+            raise _stopped(error, points, number, repeat, len(stored)) from error
+        if done is not None and points.count > counted:
+            done(points.count - counted)
         return documents
+
+
+def _pool(earlier: list[list[dict]], index: int, document: dict, name: str) -> dict:
+    """Point `index` of the last launch pooled with the same point of the earlier launches."""
+    if not earlier:
+        return document
+    if any(index >= len(launch) for launch in earlier):
+        raise UserError(
+            f"{name} wrote more documents in its last launch than in an earlier one, so its "
+            "repeats cannot be pooled; this is a perfatlas bug"
+        )
+    return merge_repeats([[launch[index]] for launch in earlier] + [[document]])[0]
+
+
+def _stopped(
+    error: UserError, points: SeriesPoints, number: int, repeat: int, stored: int
+) -> UserError:
+    """A launch that failed part-way: which point, and what of the measurement is stored."""
+    if points.count == 1 and not points.documents:
+        return error
+    name = points.benchmark.name
+    where = (
+        f"at {points.label(points.failed_at())}"
+        if points.param
+        else f"after {points.documents} document(s)"
+    )
+    launch = f" in launch {number} of {repeat}" if repeat > 1 else ""
+    kept = (
+        "none of its points is stored, since pooling needs every launch"
+        if number < repeat
+        else f"the {stored} result{'' if stored == 1 else 's'} before it "
+        f"{'is' if stored == 1 else 'are'} stored"
+    )
+    why = str(error).removesuffix(" (results stored before it are kept)")
+    return UserError(f"{name} stopped {where}{launch}: {why}; {kept}")
 
 
 _EXECUTORS: dict[str, type[Executor]] = {}

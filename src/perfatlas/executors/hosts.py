@@ -39,10 +39,12 @@ class HostsExecutor(OneLaunchAtATime):
         params: dict[str, Any],
         placement: Placement | None,
         into: Destination,
+        on_document: Callable[[dict], None],
     ) -> list[dict]:
         every_host = benchmark.launcher_for(params) == "local"
         if not every_host or benchmark.unmeasurable(params, into.machine):
-            return benchmark.run(params, into.machine, self.options, placement)
+            return benchmark.run(params, into.machine, self.options, placement, on_document)
+        # every host's documents are read from files once all have ended (stored then)
         return on_every_host(
             benchmark, params, into.machine, self.options, into.store.path, placement
         )

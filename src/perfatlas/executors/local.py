@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from perfatlas.executors.base import OneLaunchAtATime, register_executor
@@ -23,5 +24,6 @@ class LocalExecutor(OneLaunchAtATime):
         params: dict[str, Any],
         placement: Placement | None,
         into: Destination,
+        on_document: Callable[[dict], None],
     ) -> list[dict]:
-        return benchmark.run(params, into.machine, self.options, placement)
+        return benchmark.run(params, into.machine, self.options, placement, on_document)
