@@ -14,7 +14,8 @@ import pytest
 from perfatlas.benchmarks import get
 from perfatlas.contract import placement_warnings, result_warnings
 from perfatlas.export import export
-from perfatlas.placement import Placement
+from perfatlas.machine import Machine
+from perfatlas.placement import Placement, obtained
 from perfatlas.profile.profile_warnings import profile_warnings
 from perfatlas.report import write_report
 from perfatlas.scenario.accounting import accounting
@@ -64,9 +65,12 @@ def test_a_binding_or_placement_not_applied_is_warned_about_with_its_fix():
     doc = two_metrics(placement=pages)
     doc["params"].update(node=0, page=2**21)
     assert kinds(placement_warnings(doc)) == [Kind.MEMORY_MISPLACED, Kind.HUGE_PAGES_PARTIAL]
-    asked = Placement("close", "local")
-    got = {"binding": "close binding was asked but not applied", "pages_on_node": {}}
+    asked, machine = Placement("close", "local"), Machine.detect()
+    unpinned = {"execution": {"threads": [{"cpu": 0, "cpus_allowed": "0-1"}]}}
+    got = obtained(unpinned, asked, machine)
     assert kinds(sweep_placement_warnings(asked, got)) == [Kind.BINDING_NOT_APPLIED]
+    pinned = {"execution": {"threads": [{"cpu": 0, "cpus_allowed": "0"}]}}
+    assert sweep_placement_warnings(asked, obtained(pinned, asked, machine)) == []
 
 
 def test_ranks_on_one_core_noise_quanta_accounting_and_profiles_have_their_kinds():

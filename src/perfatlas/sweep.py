@@ -121,7 +121,7 @@ def _annotate(document: dict, slot: Slot, machine: Machine) -> list[WarningRecor
 def placement_warnings(placement: Placement, got: dict[str, Any]) -> list[WarningRecord]:
     """What the launch obtained that differs from what the sweep asked."""
     found = []
-    if "asked but not applied" in got.get("binding", ""):
+    if got.get("binding_applied") is False:
         found.append(
             WarningRecord(
                 Kind.BINDING_NOT_APPLIED,
