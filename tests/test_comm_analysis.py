@@ -10,6 +10,7 @@ import pytest
 
 from perfatlas.comm_analysis import find_anomalies, growth, rank_sharing_warnings, robust_outliers
 from perfatlas.store import Result
+from perfatlas.warning import Kind
 
 
 def ranks(hosts: list[str], cpus: list[str] | None = None, boot: str = "b" * 36) -> list[dict]:
@@ -109,8 +110,9 @@ def test_growth_recognizes_logarithmic_and_linear_shapes():
 def test_ranks_bound_to_one_core_of_one_machine_get_the_fix():
     placement = {"ranks": ranks(["pa1", "pa2", "pa3", "pa4"], ["0", "0", "0", "0"])}
     (warning,) = rank_sharing_warnings(placement)
-    assert warning.startswith("ranks share a core: ranks 0-3 (hosts pa1, pa2, pa3, pa4)")
-    assert "--bind-to none" in warning
+    assert warning.kind is Kind.RANKS_SHARE_CORE and warning.metric is None
+    assert warning.message.startswith("ranks share a core: ranks 0-3 (hosts pa1, pa2, pa3, pa4)")
+    assert "--bind-to none" in warning.fix
 
 
 def test_ranks_on_their_own_cores_or_machines_are_fine():
@@ -118,4 +120,4 @@ def test_ranks_on_their_own_cores_or_machines_are_fine():
     machines = [dict(r, boot_id=str(i) * 36) for i, r in enumerate(ranks(["a", "b"], ["0", "0"]))]
     assert rank_sharing_warnings({"ranks": machines}) == []
     (over,) = rank_sharing_warnings({"ranks": ranks(["a"] * 4, ["0-1"] * 4)})
-    assert over.startswith("oversubscribed: 4 ranks")
+    assert over.kind is Kind.OVERSUBSCRIBED and over.message.startswith("oversubscribed: 4 ranks")

@@ -16,6 +16,7 @@ from netns_hosts import hosts_lock, hosts_unavailable
 
 from perfatlas.comm_analysis import find_anomalies
 from perfatlas.store import Store
+from perfatlas.warning import Kind
 
 TOOL = Path(
     os.environ.get(
@@ -94,5 +95,5 @@ def test_every_host_binding_its_rank_to_core_0_is_reported_with_the_fix(cli, clu
     assert [r["host"] for r in ranks] == ["pa1", "pa2"]
     if ranks[0]["cpus_allowed"] != ranks[1]["cpus_allowed"] or "," in ranks[0]["cpus_allowed"]:
         pytest.skip(f"this Open MPI did not bind both ranks to one core: {ranks}")
-    warnings = [w for r in results for w in r.warnings if w.startswith("ranks share a core")]
-    assert warnings and "--bind-to none" in warnings[0] and "pa1, pa2" in warnings[0]
+    warnings = [w for r in results for w in r.warnings if w.kind is Kind.RANKS_SHARE_CORE]
+    assert warnings and "--bind-to none" in warnings[0].fix and "pa1, pa2" in warnings[0].message

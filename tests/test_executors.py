@@ -20,6 +20,9 @@ from perfatlas.native import executable
 from perfatlas.placement import Placement
 from perfatlas.store import Store
 from perfatlas.store_import import import_runs, newest_run, snapshot
+from perfatlas.warning import Kind, WarningRecord
+
+A_WARNING = WarningRecord(Kind.LEGACY, "a warning", "its fix")
 
 PACKAGE = Path(perfatlas.__file__).resolve().parent
 
@@ -104,7 +107,7 @@ def _stored_run(store: Store, host_document: dict) -> int:
         argv=["perfatlas"],
         software={},
     )
-    store.add_document(run_id, host_document, ["a warning"])
+    store.add_document(run_id, host_document, [A_WARNING])
     store.add_scenario(run_id, "scenario", "short", {"cpus": [0]}, [_job_row()])
     store.finish_run(run_id, "complete")
     return run_id
@@ -138,6 +141,6 @@ def test_runs_a_node_stored_come_back_whole_and_only_the_new_ones(tmp_path):
     run = front.run(imported)
     assert run["host"] == "pa1" and run["status"] == "complete" and run["suite"] == "scenario short"
     [result] = front.results(imported)
-    assert result.samples == [1.0] and result.warnings == ["a warning"]
+    assert result.samples == [1.0] and result.warnings == [A_WARNING]
     [scenario] = front.scenarios(imported)
     assert scenario["cpus"] == [0] and scenario["jobs"][0]["migrations"] == 2

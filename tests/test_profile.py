@@ -22,6 +22,7 @@ from perfatlas.profile.partial import partial_profile, read_folder
 from perfatlas.profile.storage import headline
 from perfatlas.report import write_profile_report, write_report
 from perfatlas.store import SCHEMA_VERSION, Store
+from perfatlas.warning import Kind, WarningRecord
 
 
 def spread(total: float, low: float, high: float) -> dict:
@@ -469,7 +470,7 @@ def test_a_version_1_database_is_migrated_and_keeps_everything(tmp_path):
             "samples": {"latency_ns": [1.0, 2.0, 3.0]},
             "units": {"latency_ns": "ns"},
         },
-        ["w"],
+        [WarningRecord(Kind.FEW_SAMPLES, "only 3 samples", "use samples=6", "latency_ns")],
     )
     store.finish_run(run_id, "complete")
     store.close()

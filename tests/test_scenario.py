@@ -26,7 +26,7 @@ from perfatlas.scenario.synthesis import (
     synthesize,
 )
 from perfatlas.scenario.variants import Variant
-from perfatlas.store import Store
+from perfatlas.store import SCHEMA_VERSION, Store
 
 # -- synthesis on made-up base data ------------------------------------------------------------
 
@@ -413,4 +413,4 @@ def test_schema_3_migration_adds_the_scenario_tables(tmp_path):
     )
     (found,) = store.scenarios(run_id)
     assert found["name"] == "x" and found["jobs"][0]["job"] == "a"
-    assert store.db.execute("SELECT version FROM schema_version").fetchone()[0] == 3
+    assert store.db.execute("SELECT version FROM schema_version").fetchone()[0] == SCHEMA_VERSION

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from perfatlas.stats import median_ci_ranks, ratio, summarize, warnings_for
+from perfatlas.warning import Kind
 
 
 @pytest.mark.parametrize(
@@ -38,15 +39,16 @@ def test_summary_of_known_samples():
 
 def test_unstable_results_are_flagged_with_the_fix():
     noisy = summarize([1.0, 1.3, 0.7, 1.2, 0.8, 1.1])
-    (warning,) = warnings_for(noisy)
-    assert "coefficient of variation" in warning and "samples=" in warning
+    (warning,) = warnings_for(noisy, metric="latency_ns")
+    assert warning.kind is Kind.UNSTABLE and warning.metric == "latency_ns"
+    assert "coefficient of variation" in warning.message and "samples=" in warning.fix
     assert warnings_for(summarize([1.0, 1.01, 0.99, 1.0, 1.0, 1.0])) == []
 
 
 def test_samples_shorter_than_ten_timer_resolutions_are_flagged():
     s = summarize([1.0] * 6)
     (warning,) = warnings_for(s, sample_seconds=[150e-9] * 6, resolution_ns=20)
-    assert "too short" in warning and "min_sample_time" in warning
+    assert warning.kind is Kind.TOO_SHORT and "min_sample_time" in warning.fix
     assert warnings_for(s, sample_seconds=[300e-9] * 6, resolution_ns=20) == []
 
 

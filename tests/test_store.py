@@ -7,6 +7,7 @@ import pytest
 
 from perfatlas.errors import UserError
 from perfatlas.store import SCHEMA_VERSION, Store
+from perfatlas.warning import Kind, WarningRecord
 
 
 def document(value: float, bytes_: int = 4096) -> dict:
@@ -28,12 +29,13 @@ def start(store: Store) -> int:
 def test_results_are_summarized_and_read_back(tmp_path):
     store = Store(tmp_path / "p.db")
     run = start(store)
-    store.add_document(run, document(10.0), ["w"])
+    warning = WarningRecord(Kind.UNSTABLE, "unstable: w", "fix it", "latency_ns")
+    store.add_document(run, document(10.0), [warning])
     store.finish_run(run, "complete")
     (result,) = store.results(run)
     assert (result.metric, result.unit, result.n) == ("latency_ns", "ns", 6)
     assert result.median == 12.5 and result.min == 10 and result.max == 15
-    assert result.params["bytes"] == 4096 and result.warnings == ["w"]
+    assert result.params["bytes"] == 4096 and result.warnings == [warning]
     assert store.run(run)["status"] == "complete"
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store.db.execute("SELECT version FROM schema_version").fetchone()[0] == SCHEMA_VERSION

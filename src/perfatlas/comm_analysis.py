@@ -33,6 +33,7 @@ import numpy as np
 
 from perfatlas.store import Result
 from perfatlas.units import format_cpu_list, format_size, parse_cpu_list
+from perfatlas.warning import Kind, WarningRecord
 
 MAD_TO_SIGMA = 1.4826
 ROBUST_Z_LIMIT = 3.5
@@ -332,7 +333,7 @@ def growth(processes: Sequence[int], latency: Sequence[float]) -> Growth:
 
 
 # -- ranks sharing cores --------------------------------------------------------------------------
-def rank_sharing_warnings(placement: dict) -> list[str]:
+def rank_sharing_warnings(placement: dict) -> list[WarningRecord]:
     """Ranks of one machine (same kernel boot id) packed onto fewer PUs than there are ranks.
 
     Ranks bound to one core each but the same core (Open MPI binding every host's first rank to
@@ -356,15 +357,21 @@ def rank_sharing_warnings(placement: dict) -> list[str]:
         where = f"host {hosts[0]}" if len(hosts) == 1 else f"hosts {', '.join(hosts)}"
         if len(pus) == 1:
             found.append(
-                f"ranks share a core: ranks {numbers} ({where}) are all bound to cpu {cpus} of "
-                "one machine, so they "
-                "take turns on it, which inflates latency many times over; pass "
-                "--mpirun-args '--bind-to none' (or give each host its own cpu set)"
+                WarningRecord(
+                    Kind.RANKS_SHARE_CORE,
+                    f"ranks share a core: ranks {numbers} ({where}) are all bound to cpu {cpus} "
+                    "of one machine, so they take turns on it, which inflates latency many "
+                    "times over",
+                    "pass --mpirun-args '--bind-to none' (or give each host its own cpu set)",
+                )
             )
         else:
             found.append(
-                f"oversubscribed: {len(ranks)} ranks ({numbers}, {where}) share {len(pus)} PUs "
-                f"({cpus}) of one machine, so the figures include time-sharing; use "
-                "at most one rank per PU per machine for clean figures"
+                WarningRecord(
+                    Kind.OVERSUBSCRIBED,
+                    f"oversubscribed: {len(ranks)} ranks ({numbers}, {where}) share {len(pus)} "
+                    f"PUs ({cpus}) of one machine, so the figures include time-sharing",
+                    "use at most one rank per PU per machine for clean figures",
+                )
             )
     return found

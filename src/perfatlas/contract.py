@@ -7,6 +7,7 @@ from numbers import Real
 from perfatlas.errors import UserError
 from perfatlas.stats import summarize, warnings_for
 from perfatlas.units import parse_cpu_list
+from perfatlas.warning import Kind, WarningRecord
 
 RESULT_SCHEMA = "perfatlas.result/1"
 
@@ -42,7 +43,7 @@ def validate(document: dict, benchmark: str) -> None:
             fail(f"metric {metric} has no unit")
 
 
-def placement_warnings(document: dict) -> list[str]:
+def placement_warnings(document: dict) -> list[WarningRecord]:
     """Binding or memory placement that differs from what was asked (read back, never assumed)."""
     placement = document.get("placement") or {}
     found = []
@@ -52,18 +53,27 @@ def placement_warnings(document: dict) -> list[str]:
             continue
         if parse_cpu_list(str(applied)) != [requested]:
             found.append(
-                f"binding not applied: thread {thread.get('thread')} asked for cpu {requested} but "
-                f"may run on {applied}; check cgroup/cpuset limits (Cpus_allowed_list)"
+                WarningRecord(
+                    Kind.BINDING_NOT_APPLIED,
+                    f"binding not applied: thread {thread.get('thread')} asked for cpu "
+                    f"{requested} but may run on {applied}",
+                    "check cgroup/cpuset limits (Cpus_allowed_list)",
+                )
             )
     node = str(document.get("params", {}).get("node", "local"))
-    on_node = placement.get("pages_on_node") or {}
-    if node.isdigit() and on_node and on_node.get(node, 0.0) < 0.99:
-        shares = ", ".join(f"node {k}: {v:.0%}" for k, v in sorted(on_node.items()))
-        found.append(f"memory not where asked: bound to node {node} but pages landed {shares}")
+    misplaced = misplaced_memory(node, placement)
+    if misplaced:
+        found.append(misplaced)
     page = document.get("params", {}).get("page")
     huge = placement.get("huge_page_fraction")
     if page and page > 4096 and huge is not None and huge < 0.99:
-        found.append(f"only {huge:.0%} of the buffer is on {page // 2**20} MiB pages")
+        found.append(
+            WarningRecord(
+                Kind.HUGE_PAGES_PARTIAL,
+                f"only {huge:.0%} of the buffer is on {page // 2**20} MiB pages",
+                "reserve more huge pages (vm.nr_hugepages) or free memory for them",
+            )
+        )
     if placement.get("ranks"):  # MPI documents: ranks packed onto shared cores
         from perfatlas.comm_analysis import rank_sharing_warnings
 
@@ -71,13 +81,28 @@ def placement_warnings(document: dict) -> list[str]:
     return found
 
 
-def result_warnings(document: dict) -> list[str]:
+def misplaced_memory(node: str, placement: dict) -> WarningRecord | None:
+    """Memory bound to NUMA node `node` of which under 99 % of the pages landed there."""
+    on_node = placement.get("pages_on_node") or {}
+    if not (node.isdigit() and on_node and on_node.get(node, 0.0) < 0.99):
+        return None
+    shares = ", ".join(f"node {k}: {v:.0%}" for k, v in sorted(on_node.items()))
+    return WarningRecord(
+        Kind.MEMORY_MISPLACED,
+        f"memory not where asked: bound to node {node} but pages landed {shares}",
+        MEMORY_FIX,
+    )
+
+
+MEMORY_FIX = "free memory on that node (numastat -m) or check the cgroup's cpuset.mems"
+
+
+def result_warnings(document: dict) -> list[WarningRecord]:
     """Every warning a stored result carries: statistics per metric, then placement."""
     if document.get("not_measurable"):
         return []
     resolution = (document.get("timer") or {}).get("resolution_ns")
     found = []
     for metric, values in document["samples"].items():
-        for warning in warnings_for(summarize(values), document.get("sample_seconds"), resolution):
-            found.append(f"{metric}: {warning}" if len(document["samples"]) > 1 else warning)
+        found += warnings_for(summarize(values), document.get("sample_seconds"), resolution, metric)
     return found + placement_warnings(document)

@@ -1,4 +1,5 @@
-"""Export a run with every raw sample: JSON (run + results) or CSV (one row per result)."""
+"""Export a run with every raw sample: JSON (run + results) or CSV (one row per result). Warnings
+travel as records (kind, metric, message, fix): a JSON list, in CSV a JSON list in one column."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import dataclasses
 import io
 import json
 
-from perfatlas.store import Store
+from perfatlas.store import Result, Store
+from perfatlas.warning import records_to_json
 
 CSV_COLUMNS = (
     "run_id",
@@ -32,7 +34,7 @@ def export(store: Store, run_id: int, fmt: str) -> str:
     if fmt == "json":
         return (
             json.dumps(
-                {"run": store.run(run_id), "results": [dataclasses.asdict(r) for r in results]},
+                {"run": store.run(run_id), "results": [_result_json(r) for r in results]},
                 indent=1,
             )
             + "\n"
@@ -41,9 +43,15 @@ def export(store: Store, run_id: int, fmt: str) -> str:
     writer = csv.writer(buffer)
     writer.writerow(CSV_COLUMNS)
     for r in results:
-        row = dataclasses.asdict(r)
+        row = _result_json(r)
         row["params"] = json.dumps(r.params, sort_keys=True)
-        row["warnings"] = " | ".join(r.warnings)
+        row["warnings"] = json.dumps(row["warnings"])
         row["samples"] = " ".join(repr(s) for s in r.samples)
         writer.writerow([row[c] if row[c] is not None else "" for c in CSV_COLUMNS])
     return buffer.getvalue()
+
+
+def _result_json(result: Result) -> dict:
+    row = dataclasses.asdict(result)
+    row["warnings"] = records_to_json(result.warnings)
+    return row

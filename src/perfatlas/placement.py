@@ -170,6 +170,7 @@ def obtained(document: dict, placement: Placement, machine: Machine) -> dict[str
     shares = {node: b / total for node, b in on_node.items()} if total else {}
     return {
         "binding": placed,
+        "binding_applied": placement.bind == "none" or bool(pinned),
         "cpus": [t["cpu"] for t in threads],
         "migrations": execution.get("migrations"),
         "pages_on_node": shares,

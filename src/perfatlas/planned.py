@@ -14,6 +14,7 @@ from perfatlas.benchmarks.base import Benchmark, series_points
 from perfatlas.machine import Machine
 from perfatlas.placement import Placement
 from perfatlas.store import Store
+from perfatlas.warning import WarningRecord
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class Planned:
     benchmark: Benchmark
     params: dict[str, Any]
     placement: Placement | None = None
-    annotate: Callable[[dict], list[str]] | None = None
+    annotate: Callable[[dict], list[WarningRecord]] | None = None
     note: str = ""  # shown after the label in the progress line
 
     @property

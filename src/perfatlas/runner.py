@@ -22,6 +22,7 @@ from perfatlas.machine import Machine, software_versions
 from perfatlas.planned import Destination, Planned, merge_repeats
 from perfatlas.progress import console, progress_bar
 from perfatlas.store import Store
+from perfatlas.warning import WarningRecord
 
 __all__ = ["Planned", "Runner", "console", "merge_repeats", "progress_bar"]
 
@@ -64,7 +65,7 @@ class Runner:
         benchmark: Benchmark,
         params: dict[str, Any],
         repeat: int = 1,
-        annotate: Callable[[dict], list[str]] | None = None,
+        annotate: Callable[[dict], list[WarningRecord]] | None = None,
     ) -> list[dict]:
         """Launch `repeat` times, validate, pool, commit to the store; returns the documents.
 

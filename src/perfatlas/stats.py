@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from perfatlas.warning import Kind, WarningRecord
+
 CONFIDENCE = 0.95
 CV_WARNING = 0.05  # coefficient of variation above which a result is flagged unstable
 RESOLUTION_FACTOR = 10  # a sample must last at least this many timer resolutions
@@ -86,27 +88,43 @@ def summarize(samples: list[float] | np.ndarray) -> Summary:
 
 
 def warnings_for(
-    summary: Summary, sample_seconds: list[float] | None = None, resolution_ns: float | None = None
-) -> list[str]:
-    """What is doubtful about a result, each with the fix (hyperfine/pyperf style)."""
+    summary: Summary,
+    sample_seconds: list[float] | None = None,
+    resolution_ns: float | None = None,
+    metric: str | None = None,
+) -> list[WarningRecord]:
+    """What is doubtful about a result's `metric`, each with the fix (hyperfine/pyperf style)."""
     found = []
     if summary.cv > CV_WARNING:
         found.append(
-            f"unstable: coefficient of variation {summary.cv:.1%} exceeds {CV_WARNING:.0%}; "
-            "stop other load, pin threads, or raise samples= / --repeat"
+            WarningRecord(
+                Kind.UNSTABLE,
+                f"unstable: coefficient of variation {summary.cv:.1%} exceeds {CV_WARNING:.0%}",
+                "stop other load, pin threads, or raise samples= / --repeat",
+                metric,
+            )
         )
     if summary.n < MIN_SAMPLES_FOR_CI:
         found.append(
-            f"only {summary.n} samples: the interval is the full range with "
-            f"{summary.ci_coverage:.0%} coverage; use samples={MIN_SAMPLES_FOR_CI} or more "
-            "for a 95 % CI"
+            WarningRecord(
+                Kind.FEW_SAMPLES,
+                f"only {summary.n} samples: the interval is the full range with "
+                f"{summary.ci_coverage:.0%} coverage",
+                f"use samples={MIN_SAMPLES_FOR_CI} or more for a 95 % CI",
+                metric,
+            )
         )
     if sample_seconds and resolution_ns:
         shortest = min(sample_seconds)
         if shortest < RESOLUTION_FACTOR * resolution_ns * 1e-9:
             found.append(
-                f"too short: a sample lasted {shortest * 1e9:.0f} ns, under {RESOLUTION_FACTOR}x the "
-                f"timer resolution ({resolution_ns:.0f} ns); raise min_sample_time="
+                WarningRecord(
+                    Kind.TOO_SHORT,
+                    f"too short: a sample lasted {shortest * 1e9:.0f} ns, under "
+                    f"{RESOLUTION_FACTOR}x the timer resolution ({resolution_ns:.0f} ns)",
+                    "raise min_sample_time=",
+                    metric,
+                )
             )
     return found
 

@@ -10,7 +10,7 @@ import json
 import os
 import socket
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,8 +18,9 @@ from typing import Any
 
 from perfatlas.errors import UserError
 from perfatlas.stats import summarize
+from perfatlas.warning import WarningRecord, records_from_json, records_to_json
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Version 1; a database of any version starts from it and takes the migrations in order.
 _SCHEMA = """
@@ -55,16 +56,51 @@ CREATE TABLE IF NOT EXISTS results (
     min            REAL,
     max            REAL,
     not_measurable TEXT,           -- why, when the measurement cannot be made here
-    warnings       TEXT NOT NULL,  -- JSON list of sentences
+    warnings       TEXT NOT NULL,  -- JSON list: sentences in version 1-3, records from 4
     document       TEXT NOT NULL   -- the native JSON document (placement, timer, derived, build)
 );
 CREATE INDEX IF NOT EXISTS results_run ON results (run_id, benchmark);
 CREATE INDEX IF NOT EXISTS results_hot ON results (benchmark, metric, bytes, threads);
 """
 
-# MIGRATIONS[v] takes a database from version v - 1 to v, keeping every row; each is idempotent,
-# so two processes opening an old database at once both succeed.
-MIGRATIONS = {
+
+def _typed_warnings(db: sqlite3.Connection) -> None:
+    """Version 4: warnings stored as sentences become perfatlas.warning records (kind recovered
+    from the words they start with, else 'legacy'), in results and in scenario documents.
+    Records already typed are left as they are, so a second pass changes nothing."""
+    rows = db.execute("SELECT id, metric, warnings FROM results").fetchall()
+    for id_, metric, text in rows:
+        stored = json.loads(text)
+        if any(isinstance(w, str) for w in stored):
+            typed = [_typed(w, metric) for w in stored]
+            db.execute("UPDATE results SET warnings = ? WHERE id = ?", (json.dumps(typed), id_))
+    for table, key in (("scenarios", "summary"), ("scenario_jobs", "accounting")):
+        for id_, text in db.execute(f"SELECT id, document FROM {table}").fetchall():
+            document = json.loads(text)
+            block = document.get(key) or {}
+            if key == "summary" and any(
+                isinstance(w, str) for w in block.get("accounting_warnings", [])
+            ):
+                block["accounting_warnings"] = [
+                    _typed(w, None) for w in block["accounting_warnings"]
+                ]
+            elif key == "accounting" and isinstance(block.get("warning"), str):
+                block["warning"] = _typed(block["warning"], None) if block["warning"] else None
+            else:
+                continue
+            db.execute(f"UPDATE {table} SET document = ? WHERE id = ?", (json.dumps(document), id_))
+
+
+def _typed(warning: str | dict, metric: str | None) -> dict:
+    if isinstance(warning, dict):
+        return warning
+    return WarningRecord.from_legacy_text(warning, metric).as_dict()
+
+
+# MIGRATIONS[v] takes a database from version v - 1 to v, keeping every row: SQL, or a function
+# of the connection. Each is idempotent, so two processes opening an old database at once both
+# succeed.
+MIGRATIONS: dict[int, str | Callable[[sqlite3.Connection], None]] = {
     2: """
 CREATE TABLE IF NOT EXISTS profiles (
     id       INTEGER PRIMARY KEY,
@@ -101,6 +137,7 @@ CREATE TABLE IF NOT EXISTS scenario_jobs (
 );
 CREATE INDEX IF NOT EXISTS scenario_jobs_scenario ON scenario_jobs (scenario_id);
 """,
+    4: _typed_warnings,
 }
 
 
@@ -122,7 +159,7 @@ class Result:
     min: float | None
     max: float | None
     not_measurable: str | None
-    warnings: list[str]
+    warnings: list[WarningRecord]
     document: dict[str, Any]
 
 
@@ -176,10 +213,9 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _warnings_of(metric: str, metrics: dict, warnings: list[str]) -> list[str]:
-    """The warnings of one metric's row: those prefixed with another metric's name go to it."""
-    others = tuple(f"{m}: " for m in metrics if m != metric)
-    return [w for w in warnings if not (others and w.startswith(others))]
+def _warnings_of(metric: str, warnings: list[WarningRecord]) -> list[dict]:
+    """The warnings of one metric's row, as stored: its own and those about the whole result."""
+    return records_to_json([w for w in warnings if w.metric in (None, metric)])
 
 
 class Store:
@@ -209,7 +245,11 @@ class Store:
                     f"perfatlas ({SCHEMA_VERSION}); upgrade perfatlas to read it"
                 )
             for step in range(version + 1, SCHEMA_VERSION + 1):
-                self.db.executescript(MIGRATIONS[step])
+                migration = MIGRATIONS[step]
+                if isinstance(migration, str):
+                    self.db.executescript(migration)
+                else:
+                    migration(self.db)
             if version < SCHEMA_VERSION:
                 self.db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
 
@@ -302,7 +342,7 @@ class Store:
         return self.run(int(ref))["id"]
 
     # -- results -----------------------------------------------------------------------------
-    def add_document(self, run_id: int, document: dict, warnings: list[str]) -> list[int]:
+    def add_document(self, run_id: int, document: dict, warnings: list[WarningRecord]) -> list[int]:
         """Store every metric of one native result document, committed at once."""
         params = document["params"]
         hot = (params.get("bytes"), params.get("threads", len(params.get("cpus", [])) or None))
@@ -333,7 +373,7 @@ class Store:
                         summary.min if summary else None,
                         summary.max if summary else None,
                         document.get("not_measurable"),
-                        json.dumps(_warnings_of(metric, metrics, warnings)),
+                        json.dumps(_warnings_of(metric, warnings)),
                         json.dumps(document),
                     ),
                 )
@@ -442,6 +482,6 @@ class Store:
             min=row[11],
             max=row[12],
             not_measurable=row[13],
-            warnings=json.loads(row[14]),
+            warnings=records_from_json(json.loads(row[14])),
             document=json.loads(row[15]),
         )

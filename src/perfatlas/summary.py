@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 from rich.table import Table
 
 from perfatlas.comm_summary import comm_tables
@@ -12,7 +10,7 @@ from perfatlas.machine import Machine, cache_rows
 from perfatlas.noise_analysis import GRANULARITIES_NS, PROCESSES
 from perfatlas.numa_analysis import numa_matrices, summary_line
 from perfatlas.report.common import number
-from perfatlas.report.data import RunData, params_label, warning_kind
+from perfatlas.report.data import RunData, params_label, warning_tally
 from perfatlas.report.memory import (
     bandwidth_peaks,
     bandwidth_series,
@@ -180,8 +178,8 @@ def print_summary(store: Store, run_id: int) -> None:
         console.print(numa)
     warned = [r for r in data.results if r.warnings]
     if warned:
-        kinds = Counter(warning_kind(w) for r in warned for w in r.warnings)
-        tally = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
+        kinds = warning_tally(warned)
+        tally = ", ".join(f"{n} {kind.value}" for kind, n in kinds.most_common())
         console.print(
             f"[yellow]{sum(kinds.values())} warning(s)[/] on {len(warned)} result(s): "
             f"{tally}; 'perfatlas show {run_id}' or the report lists each with its fix"

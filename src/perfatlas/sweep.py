@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfatlas.benchmarks.base import Benchmark
+from perfatlas.contract import MEMORY_FIX
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
 from perfatlas.placement import Placement, obtained
 from perfatlas.planned import Planned
+from perfatlas.warning import Kind, WarningRecord
 
 SWEEP_KEYS = ("threads", "bind", "mempolicy")  # the axes; a point's other parameters are fixed
 
@@ -52,7 +54,7 @@ class Slot:
     position: int
     repeat: int
 
-    def annotate(self, machine: Machine) -> Callable[[dict], list[str]]:
+    def annotate(self, machine: Machine) -> Callable[[dict], list[WarningRecord]]:
         return lambda document: _annotate(document, self, machine)
 
 
@@ -99,7 +101,7 @@ def planned_launches(
     ]
 
 
-def _annotate(document: dict, slot: Slot, machine: Machine) -> list[str]:
+def _annotate(document: dict, slot: Slot, machine: Machine) -> list[WarningRecord]:
     """The point's axes become parameters (so that launches of one point group, and runs
     compare); the launch's place in the schedule and what its placement obtained go beside."""
     placement = slot.point.placement
@@ -116,17 +118,26 @@ def _annotate(document: dict, slot: Slot, machine: Machine) -> list[str]:
     return placement_warnings(placement, got)
 
 
-def placement_warnings(placement: Placement, got: dict[str, Any]) -> list[str]:
+def placement_warnings(placement: Placement, got: dict[str, Any]) -> list[WarningRecord]:
     """What the launch obtained that differs from what the sweep asked."""
     found = []
-    if "asked but not applied" in got.get("binding", ""):
+    if got.get("binding_applied") is False:
         found.append(
-            f"binding not applied: {placement.bind} was asked but no thread was pinned; "
-            "check OMP_PROC_BIND support of the OpenMP runtime and cgroup limits"
+            WarningRecord(
+                Kind.BINDING_NOT_APPLIED,
+                f"binding not applied: {placement.bind} was asked but no thread was pinned",
+                "check OMP_PROC_BIND support of the OpenMP runtime and cgroup limits",
+            )
         )
     node = placement.node_param()
     shares = got.get("pages_on_node") or {}
     if node.isdigit() and shares and shares.get(int(node), 0.0) < 0.99:
         landed = ", ".join(f"node {k}: {v:.0%}" for k, v in sorted(shares.items()))
-        found.append(f"memory not where asked: {placement.mempolicy} but pages landed {landed}")
+        found.append(
+            WarningRecord(
+                Kind.MEMORY_MISPLACED,
+                f"memory not where asked: {placement.mempolicy} but pages landed {landed}",
+                MEMORY_FIX,
+            )
+        )
     return found

@@ -55,9 +55,14 @@ def results_table(results: list[Result], title: str) -> Table:
 
 
 def print_warnings(results: list[Result]) -> None:
+    """Each warning with the result it belongs to, and its metric where it concerns one."""
     for r in results:
         for warning in r.warnings:
-            console.print(f"[yellow]warning[/] {r.benchmark} {params_label(r)}: {warning}")
+            about = f" {warning.metric}" if warning.metric else ""
+            console.print(
+                f"[yellow]warning[/] {r.benchmark} {params_label(r)}{about}: {warning.text}",
+                highlight=False,
+            )
 
 
 def runs_table(runs: list[dict]) -> Table:

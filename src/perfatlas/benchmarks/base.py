@@ -25,6 +25,7 @@ from perfatlas.units import (
     parse_size,
     parse_size_series,
 )
+from perfatlas.warning import WarningRecord
 
 DocumentSink = Callable[[dict], None]  # takes each document of a launch as it arrives
 
@@ -280,7 +281,7 @@ class Benchmark:
         bandwidth); by default unchanged."""
         return params
 
-    def warnings(self, document: dict) -> list[str]:
+    def warnings(self, document: dict) -> list[WarningRecord]:
         """What is doubtful about one result document, each with its fix (stored with it)."""
         return result_warnings(document)
 

@@ -19,10 +19,11 @@ from perfatlas.benchmarks.base import (
     repetition_params,
     size_param,
 )
-from perfatlas.contract import result_warnings
+from perfatlas.contract import misplaced_memory, result_warnings
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
 from perfatlas.units import format_size, parse_size
+from perfatlas.warning import WarningRecord
 
 
 @register
@@ -69,13 +70,11 @@ class MemNumaMatrix(Benchmark):
             )
         return params
 
-    def warnings(self, document: dict) -> list[str]:
+    def warnings(self, document: dict) -> list[WarningRecord]:
         """Memory that did not land on the column's node, besides the usual ones."""
         found = result_warnings(document)
-        params = document.get("params", {})
-        on_node = (document.get("placement") or {}).get("pages_on_node") or {}
-        node = str(params.get("mem_node"))
-        if not document.get("not_measurable") and on_node and on_node.get(node, 0.0) < 0.99:
-            shares = ", ".join(f"node {k}: {v:.0%}" for k, v in sorted(on_node.items()))
-            found.append(f"memory not where asked: bound to node {node} but pages landed {shares}")
+        node = str(document.get("params", {}).get("mem_node"))
+        misplaced = misplaced_memory(node, document.get("placement") or {})
+        if not document.get("not_measurable") and misplaced:
+            found.append(misplaced)
         return found

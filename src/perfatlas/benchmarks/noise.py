@@ -16,6 +16,7 @@ from perfatlas.contract import placement_warnings
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
 from perfatlas.units import format_cpu_list, parse_cpu_list, parse_duration
+from perfatlas.warning import Kind, WarningRecord
 
 DEFAULT_QUANTUM = {"fwq": 100e-6, "ftq": 1e-3}  # FWQ work quantum; FTQ interval (seconds)
 SHORTEST_QUANTUM = {"fwq": 1e-6, "ftq": 100e-6}  # FTQ: 1000 units of >= 100 ns per interval
@@ -150,7 +151,7 @@ class Noise(Benchmark):
             words.append(f"cpus={together}")
         return " ".join(words)
 
-    def warnings(self, document: dict) -> list[str]:
+    def warnings(self, document: dict) -> list[WarningRecord]:
         """The samples are a time series of noise, not repetitions of one figure: their spread is
         the measurement, so the coefficient-of-variation warning does not apply. Binding does,
         and a quantum too fine for the timer: an FWQ quantum must span many timer resolutions,
@@ -164,13 +165,21 @@ class Noise(Benchmark):
             unit, read = derived.get("unit_ns_calibrated"), derived.get("timer_read_ns")
             if unit and read and read > FTQ_TIMER_SHARE * unit:
                 found.append(
-                    f"coarse: reading the timer ({read:.0f} ns) is over {FTQ_TIMER_SHARE:.0%} of "
-                    f"a work unit ({unit:.0f} ns); raise quantum= (units are 1/1000 of it)"
+                    WarningRecord(
+                        Kind.COARSE_QUANTUM,
+                        f"coarse: reading the timer ({read:.0f} ns) is over {FTQ_TIMER_SHARE:.0%} "
+                        f"of a work unit ({unit:.0f} ns)",
+                        "raise quantum= (units are 1/1000 of it)",
+                    )
                 )
         elif resolution and params.get("quantum", 0) * 1e9 < QUANTUM_RESOLUTIONS * resolution:
             found.append(
-                f"coarse: a quantum of {params['quantum'] * 1e9:.0f} ns is under "
-                f"{QUANTUM_RESOLUTIONS}x the timer resolution ({resolution:.0f} ns), so small "
-                "detours are not resolved; raise quantum="
+                WarningRecord(
+                    Kind.COARSE_QUANTUM,
+                    f"coarse: a quantum of {params['quantum'] * 1e9:.0f} ns is under "
+                    f"{QUANTUM_RESOLUTIONS}x the timer resolution ({resolution:.0f} ns), so small "
+                    "detours are not resolved",
+                    "raise quantum=",
+                )
             )
         return found

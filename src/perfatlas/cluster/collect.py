@@ -18,11 +18,12 @@ from perfatlas.contract import validate
 from perfatlas.errors import UserError
 from perfatlas.launchers import get_launcher
 from perfatlas.planned import merge_repeats
+from perfatlas.warning import WarningRecord
 
 
 @dataclass
 class Collected:
-    stored: list[tuple[dict, list[str]]] = field(default_factory=list)  # document, warnings
+    stored: list[tuple[dict, list[WarningRecord]]] = field(default_factory=list)  # doc, warnings
     failures: list[str] = field(default_factory=list)  # one sentence each
 
 

@@ -25,6 +25,7 @@ from perfatlas.parbench.catalog import kernels
 from perfatlas.runner import Runner, console, progress_bar
 from perfatlas.store import Store
 from perfatlas.units import format_cpu_list
+from perfatlas.warning import WarningRecord
 
 SUITE = "parbench-base"
 PARBENCH_VOLUMES = (240_000, 2_500_000, 25_000_000)
@@ -98,7 +99,7 @@ class Efficiency:
         params = document["params"]
         return params["kernel"], params["bytes"], params["stride"]
 
-    def __call__(self, document: dict) -> list[str]:
+    def __call__(self, document: dict) -> list[WarningRecord]:
         if document.get("not_measurable"):
             return []
         iterations = document["derived"]["iterations_per_pass"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shlex
 
 from perfatlas.machine import Machine, software_versions
+from perfatlas.profile.profile_warnings import profile_warnings
 from perfatlas.store import Store
 
 BENCHMARK = "ipm.profile"
@@ -47,7 +48,7 @@ def store_profile(
     try:
         store.add_profile(run_id, command, document)
         if figures := headline(document):
-            store.add_document(run_id, figures, [])
+            store.add_document(run_id, figures, profile_warnings(document))
         ended = status
     finally:
         store.finish_run(run_id, ended)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import re
+from collections import Counter
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -14,6 +14,7 @@ import numpy as np
 from perfatlas.levels import Cache, hwloc_caches
 from perfatlas.store import Result, Store, pool_launches
 from perfatlas.units import format_cpu_list, format_size, parse_cpu_list
+from perfatlas.warning import Kind
 
 
 def params_label(result: Result) -> str:
@@ -29,12 +30,9 @@ def params_label(result: Result) -> str:
     return label
 
 
-def warning_kind(warning: str) -> str:
-    """'latency_ns: unstable: coefficient ...' -> 'unstable' (for tallies): a warning about one
-    metric starts with the metric's name (one word, no spaces)."""
-    parts = warning.split(": ")
-    head = parts[1] if len(parts) > 2 and re.fullmatch(r"\w+", parts[0]) else parts[0]
-    return head.split(":")[0][:60]
+def warning_tally(results: list[Result]) -> Counter[Kind]:
+    """How many warnings of each kind the results carry (most frequent first with most_common)."""
+    return Counter(w.kind for r in results for w in r.warnings)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ wall x threads plus 50 ms per thread; outside that it is a warning that says wha
 from __future__ import annotations
 
 from perfatlas.scenario.launch import Outcome
+from perfatlas.warning import Kind, WarningRecord
 
 ACCOUNTING_FRACTION = 0.10
 ACCOUNTING_S_PER_THREAD = 0.05
@@ -23,20 +24,19 @@ def accounting(outcome: Outcome) -> dict:
     accounted = outcome.user_s + outcome.system_s + outcome.waiting_s
     allowed = ACCOUNTING_FRACTION * expected + ACCOUNTING_S_PER_THREAD * threads
     ok = abs(accounted - expected) <= allowed
-    warning = (
-        ""
-        if ok
-        else f"job {outcome.instance.name}: user + system + waiting = {accounted:.3f} s but wall "
+    warning = WarningRecord(
+        Kind.ACCOUNTING,
+        f"job {outcome.instance.name}: user + system + waiting = {accounted:.3f} s but wall "
         f"x threads = {outcome.wall_s:.3f} s x {threads} = {expected:.3f} s (more than "
-        f"{allowed:.3f} s apart): its threads slept or were not all busy; check the program "
-        "and OMP_WAIT_POLICY"
+        f"{allowed:.3f} s apart): its threads slept or were not all busy",
+        "check the program and OMP_WAIT_POLICY",
     )
     return {
         "expected_s": expected,
         "accounted_s": accounted,
         "allowed_s": allowed,
         "ok": ok,
-        "warning": warning,
+        "warning": None if ok else warning.as_dict(),  # a perfatlas.warning record
     }
 
 
@@ -107,7 +107,7 @@ def summary(rows: list[dict], cpus: tuple[int, ...]) -> dict:
         "completion_s": {row["job"]: row["end_s"] - start for row in rows},
         "mean_extension": sum(extensions) / len(extensions) if extensions else None,
         "max_extension": max(extensions, default=None),
-        "accounting_warnings": [
+        "accounting_warnings": [  # perfatlas.warning records
             row["accounting"]["warning"] for row in rows if not row["accounting"]["ok"]
         ],
     }

@@ -33,6 +33,7 @@ from perfatlas.scenario.synthesis import (
 )
 from perfatlas.scenario.variants import Variant, stored_variants
 from perfatlas.store import Store
+from perfatlas.warning import WarningRecord
 
 REFINE_AGAIN = 0.03  # a dedicated run this far from the asked runtime refines once more
 
@@ -241,5 +242,6 @@ def headline(scenario: str, row: dict) -> dict:
     }
 
 
-def warnings_of(row: dict) -> list[str]:
-    return [row["accounting"]["warning"]] if not row["accounting"]["ok"] else []
+def warnings_of(row: dict) -> list[WarningRecord]:
+    warning = row["accounting"]["warning"]
+    return [WarningRecord.from_dict(warning)] if warning else []

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from perfatlas.scenario.accounting import job_cells
+from perfatlas.warning import records_from_json
 
 console = Console(width=None if sys.stdout.isatty() else 170)  # piped: no 80-column squeeze
 
@@ -54,8 +55,8 @@ def print_scenario(name: str, document: dict, rows: list[dict]) -> None:
     console.print(jobs_table(name, rows))
     for line in summary_lines(document):
         console.print(line, highlight=False)
-    for warning in document["summary"]["accounting_warnings"]:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    for warning in records_from_json(document["summary"]["accounting_warnings"]):
+        console.print(f"[yellow]warning:[/] {warning.text}", highlight=False)
 
 
 def print_matrix(document: dict) -> None:

@@ -15,6 +15,7 @@ from perfatlas.report.common import few_samples_note, number
 from perfatlas.report.data import RunData
 from perfatlas.report.registry import section
 from perfatlas.units import format_size
+from perfatlas.warning import Kind
 
 
 def _by_problem(found: list[Point]) -> dict[str, list[Point]]:
@@ -204,7 +205,7 @@ def build(data: RunData) -> list[Block] | None:
     shared = [
         madbench.configuration(p.params)
         for p in found
-        if any(w.startswith("oversubscribed") for r in p.metrics.values() for w in r.warnings)
+        if any(w.kind is Kind.OVERSUBSCRIBED for r in p.metrics.values() for w in r.warnings)
     ]
     if shared:
         blocks.append(

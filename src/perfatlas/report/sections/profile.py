@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from markupsafe import Markup
 from matplotlib.ticker import FuncFormatter
 
+from perfatlas.profile.profile_warnings import profile_warnings
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Details, Facts, Figure, Note, Table
 from perfatlas.report.common import number
@@ -267,34 +268,7 @@ def _facts(document: dict, stored: dict) -> Facts:
 
 
 def _warnings(document: dict) -> list[Note]:
-    notes = []
-    if document["partial"]:
-        notes.append(
-            Note(
-                f"Partial profile: {document.get('partial_reason') or 'the program did not finish'}"
-                ". It is built from the rank files the library wrote: calls, message sizes and "
-                "per-rank figures are summed over the ranks that wrote one; the communication "
-                "matrix and load imbalance (LBST) are not estimated, so waiting in collectives "
-                "counts as MPI.",
-                "warning",
-            )
-        )
-    overflow = document.get("overflow") or {}
-    if overflow.get("count"):
-        notes.append(
-            Note(
-                f"The record table was full on {overflow.get('ranks', '?')} rank(s): "
-                f"{overflow['count']} events were folded into one overflow record (counted, not "
-                "attributed to a call); fewer regions, or the library built with a larger "
-                "table, attribute them.",
-                "warning",
-            )
-        )
-    errors = {k: v for k, v in (document.get("region_errors") or {}).items() if v}
-    if errors:
-        listed = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in errors.items())
-        notes.append(Note(f"Region errors (MPI_Pcontrol): {listed}.", "warning"))
-    return notes
+    return [Note(f"{w.text}.", "warning") for w in profile_warnings(document)]
 
 
 def profile_blocks(stored: dict) -> list[Block]:

@@ -12,6 +12,7 @@ from perfatlas.report.blocks import Block, Details, Facts, Figure, Note, Table
 from perfatlas.report.data import RunData
 from perfatlas.report.registry import section
 from perfatlas.scenario.accounting import job_cells
+from perfatlas.warning import records_from_json
 
 STATES = (("user", 1, "#1f77b4"), ("system", 2, "#d62728"), ("waiting", 3, "#ffbf00"))
 MAX_BARS = 200  # per job: samples are merged into at most this many intervals
@@ -189,8 +190,8 @@ def scenario_blocks(scenario: dict) -> list[Block]:
         Figure(extension_bars(name, jobs), "Runtime extension: wall time / dedicated runtime."),
         jobs_table(jobs),
     ]
-    for warning in scenario["summary"]["accounting_warnings"]:
-        blocks.append(Note(warning, "warning"))
+    for warning in records_from_json(scenario["summary"]["accounting_warnings"]):
+        blocks.append(Note(warning.text, "warning"))
     blocks.append(Details("synthesized programs", [programs_table(scenario)]))
     return blocks
 

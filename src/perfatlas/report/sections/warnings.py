@@ -1,11 +1,10 @@
-"""Warnings: every warning of every result, with the result it belongs to and the fix it suggests."""
+"""Warnings: every warning of every result, grouped by kind (perfatlas.warning), with the result it
+belongs to and the fix it suggests."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 from perfatlas.report.blocks import Block, Details, Note, Table
-from perfatlas.report.data import RunData, params_label, warning_kind
+from perfatlas.report.data import RunData, params_label, warning_tally
 from perfatlas.report.registry import section
 from perfatlas.units import format_value
 
@@ -14,22 +13,41 @@ OPEN_LIMIT = 20  # more warnings than this: the full table starts folded, a tall
 
 @section("warnings", "Warnings", order=70)
 def warnings_section(data: RunData) -> list[Block]:
-    rows, kinds = [], Counter()
-    for r in data.results:
-        for warning in r.warnings:
-            kinds[warning_kind(warning)] += 1
-            rows.append(
-                [r.benchmark, params_label(r), r.metric, format_value(r.median, r.unit), warning]
-            )
-    if not rows:
+    kinds = warning_tally(data.results)
+    if not kinds:
         return []
-    tally = ", ".join(f"{count} × {kind}" for kind, count in kinds.most_common())
-    table = Table(["benchmark", "parameters", "metric", "median", "warning"], rows, numeric=(3,))
+    order = {kind: rank for rank, (kind, _) in enumerate(kinds.most_common())}
+    found = [(w, r) for r in data.results for w in r.warnings]
+    found.sort(key=lambda pair: order[pair[0].kind])  # stable: results keep their order
+    rows = [
+        [
+            w.kind.value,
+            r.benchmark,
+            params_label(r),
+            w.metric or r.metric,
+            format_value(r.median, r.unit),
+            w.message,
+            w.fix,
+        ]
+        for w, r in found
+    ]
+    tally = ", ".join(f"{count} × {kind.value}" for kind, count in kinds.most_common())
+    meanings = Table(
+        ["kind", "warnings", "what it means"],
+        [[kind.value, str(count), kind.meaning] for kind, count in kinds.most_common()],
+        numeric=(1,),
+    )
+    table = Table(
+        ["kind", "benchmark", "parameters", "metric", "median", "warning", "fix"],
+        rows,
+        numeric=(4,),
+    )
     return [
         Note(
             f"{len(rows)} warning(s) on {sum(1 for r in data.results if r.warnings)} result(s): "
             f"{tally}. Each says what to change; figures carrying one are less trustworthy.",
             "warning",
         ),
-        Details(f"All {len(rows)} warnings", [table], open=len(rows) <= OPEN_LIMIT),
+        meanings,
+        Details(f"All {len(rows)} warnings, by kind", [table], open=len(rows) <= OPEN_LIMIT),
     ]
