@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import functools
 import json
+import signal
 import subprocess
 from dataclasses import dataclass
 
 from perfatlas.errors import UserError
-from perfatlas.native import bin_dir
+from perfatlas.native import bin_dir, rebuild_hint
 
 SCHEMA = "perfatlas.params/1"
 KINDS = ("int", "size", "double", "choice", "cpus", "duration", "node", "string", "sizes")
@@ -58,9 +59,14 @@ def _read(path: str) -> NativeTable:
         ) from None
     except (OSError, subprocess.TimeoutExpired) as error:
         raise UserError(f"{name} cannot run here to tell its parameters: {error}") from None
-    if proc.returncode != 0:
-        said = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
-        raise UserError(f"{name} cannot run here to tell its parameters: {said}")
+    if proc.returncode < 0:  # a SIGILL: built for another CPU (rebuild_hint says what to do)
+        number = -proc.returncode
+        raise UserError(f"{name} was killed by {signal.Signals(number).name}{rebuild_hint(number)}")
+    if proc.returncode != 0:  # the program's own sentence (the ISA check's refusal), as it is
+        said = proc.stderr.strip().splitlines()
+        raise UserError(
+            said[-1] if said else f"{name} --params failed with exit status {proc.returncode}"
+        )
     try:
         document = json.loads(proc.stdout)
         if document.get("schema") != SCHEMA:

@@ -22,7 +22,7 @@ from perfatlas.errors import UserError
 from perfatlas.launch_plan import prepare_launch
 from perfatlas.launchers import LaunchOptions
 from perfatlas.machine import Machine
-from perfatlas.native import run_launch
+from perfatlas.native import bin_dir, run_launch
 from perfatlas.native_params import NativeParam, native_table
 from perfatlas.placement import Placement
 from perfatlas.units import (
@@ -214,14 +214,18 @@ def declared_params(
 
 
 class _Declared:
-    """`Benchmark.params`, built on first use from the native table (once per class)."""
+    """`Benchmark.params`, built on first use from the native table: once per class and folder
+    of executables (PERFATLAS_BIN_DIR may name another build)."""
 
     def __get__(self, benchmark: Benchmark | None, cls: type[Benchmark]) -> tuple[Param, ...]:
-        built = cls.__dict__.get("_params")
+        built = cls.__dict__.get("_params_by_bin_dir")
         if built is None:
-            built = cls.build_params()
-            cls._params = built  # type: ignore[attr-defined]
-        return built
+            built = {}
+            cls._params_by_bin_dir = built  # type: ignore[attr-defined]
+        folder = str(bin_dir())
+        if folder not in built:
+            built[folder] = cls.build_params()
+        return built[folder]
 
 
 class Benchmark:
