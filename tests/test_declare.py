@@ -75,6 +75,10 @@ def test_bounds_are_the_native_ones():
     assert samples.maximum == 1e6  # native/mem/latency.c (Python once said 10000)
     with pytest.raises(UserError, match="samples=1000001 is above the maximum 1000000"):
         samples.value("1000001", "mem.latency")
+    page = {p.name: p for p in get("mem.latency").params}["page"]  # a size with choices
+    assert page.value("2MiB", "mem.latency") == 2 * 2**20
+    with pytest.raises(UserError, match="mem.latency: page=8KiB is not one of 4KiB, 2MiB"):
+        page.value("8KiB", "mem.latency")
 
 
 def refusing_bin_dir(tmp_path: Path, sentence: str) -> Path:

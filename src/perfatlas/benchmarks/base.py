@@ -49,6 +49,7 @@ class Param:
     format: Callable[[Any], str] = str
     series: bool = False  # a list of values is measured by one launch, one result per value
     after: str | None = None  # a parameter Python adds: its place (default: before the native ones)
+    sizes: tuple[str, ...] | None = None  # a size that takes only these (page: 4KiB, 2MiB)
 
     def value(self, text: str | Any, benchmark: str) -> Any:
         if self.series and isinstance(text, str) and (".." in text or "," in text):
@@ -65,6 +66,10 @@ class Param:
                 f"{benchmark}: {self.name}='{text}' is not one of {', '.join(self.choices)}"
             )
         value = self.parse(text) if isinstance(text, str) else text
+        if self.sizes is not None and value not in [self.parse(size) for size in self.sizes]:
+            raise UserError(
+                f"{benchmark}: {self.name}={text} is not one of {', '.join(self.sizes)}"
+            )
         if self.minimum is not None and value < self.minimum:
             raise UserError(
                 f"{benchmark}: {self.name}={text} is below the minimum {self.format(self.minimum)}"
@@ -131,10 +136,6 @@ def number_param(
     )
 
 
-def choice_param(name: str, choices: tuple[str, ...], help: str) -> Param:
-    return Param(name, str, choices[0], help, choices=choices)
-
-
 def duration_param(name: str, default: float, help: str, minimum: float | None = 1e-6) -> Param:
     return Param(
         name,
@@ -169,7 +170,7 @@ def native_param(row: NativeParam) -> Param:
     elif kind in ("size", "sizes"):
         help = row.help + (SERIES_HELP if kind == "sizes" else "")
         param = size_param(name, 0, help, minimum=low, series=kind == "sizes")
-        param = replace(param, maximum=high)
+        param = replace(param, maximum=high, sizes=row.choices)
     elif kind == "double":
         param = number_param(name, None, row.help, low, high)
     elif kind == "duration":
@@ -288,8 +289,6 @@ class Benchmark:
                     f"{self.name}: NUMA node {node} does not exist; this machine has node(s) "
                     f"{format_cpu_list(machine.numa_nodes)}"
                 )
-        if params.get("page") not in (None, 4096, 2 * 2**20):
-            raise UserError(f"{self.name}: page={params['page']} must be 4KiB or 2MiB")
 
     def native_args(self, params: dict[str, Any], machine: Machine) -> list[str]:
         """key=value words for the native executable; a series becomes a comma-separated list of
