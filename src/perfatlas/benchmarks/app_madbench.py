@@ -74,7 +74,7 @@ class AppMadbench(MpiBenchmark):
 
     def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
         params = super().resolve(raw, machine)
-        if params["dir"] is not None:  # the ranks may start elsewhere
+        if params.get("dir") is not None:  # the ranks may start elsewhere
             path = Path(params["dir"]).expanduser().resolve()
             if not path.is_dir():
                 raise UserError(f"{self.name}: dir={params['dir']} is not a folder")
@@ -123,7 +123,7 @@ class AppMadbench(MpiBenchmark):
             f"{key}={value}" for key, value in params.items() if key != "np" and value is not None
         ]
 
-    def unmeasurable(self, params: dict[str, Any], machine: Machine) -> str | None:
+    def absent(self) -> str | None:
         """A build without pa-madbench (no ScaLAPACK, or an MPICH build) cannot measure it: the
         result says so, and a suite goes on."""
         if not (bin_dir() / self.executable).is_file():
@@ -132,6 +132,9 @@ class AppMadbench(MpiBenchmark):
                 "libscalapack-openmpi-dev and rebuild with 'make install'"
             )
         return None
+
+    def unmeasurable(self, params: dict[str, Any], machine: Machine) -> str | None:
+        return self.absent()
 
     def run(
         self,

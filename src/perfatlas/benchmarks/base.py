@@ -258,7 +258,12 @@ class Benchmark:
             return ()
 
     def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
-        """Parse user text into typed parameters, apply defaults, check them against the machine."""
+        """Parse user text into typed parameters, apply defaults, check them against the machine.
+
+        Where this build has no executable for the benchmark and `absent` says that is a result,
+        not an error, the parameters stay as given: run() stores them as not measurable."""
+        if self.absent() is not None:
+            return dict(raw)
         known = {p.name: p for p in self.params}
         unknown = sorted(set(raw) - set(known))
         if unknown:
@@ -271,6 +276,11 @@ class Benchmark:
         }
         self.check(params, machine)
         return params
+
+    def absent(self) -> str | None:
+        """Why this build lacks the executable, where that is "not measurable here" (a suite goes
+        on) rather than an error; by default a missing executable is an error."""
+        return None
 
     def check(self, params: dict[str, Any], machine: Machine) -> None:
         """Machine-dependent validation (sizes that fit, CPUs and nodes that exist)."""

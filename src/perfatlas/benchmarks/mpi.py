@@ -80,7 +80,7 @@ class MpiBenchmark(Benchmark):
         if raw.get("np") == "all":
             raw["np"] = str(self.all_ranks(machine))
         params = super().resolve(raw, machine)
-        if params["np"] == "all":
+        if params.get("np") == "all":
             params["np"] = self.all_ranks(machine)
         return params
 
@@ -99,6 +99,8 @@ class MpiBenchmark(Benchmark):
     def check_launch(
         self, params: dict[str, Any], machine: Machine, options: LaunchOptions
     ) -> None:
+        if self.absent() is not None:  # parameters as given, stored as not measurable
+            return
         np_ = params["np"]
         names_hosts = options.hostfile or any(
             word in ("--hostfile", "-hostfile", "--host", "-H", "-f", "--machinefile")
