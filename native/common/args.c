@@ -275,6 +275,7 @@ static void print_help(const char *summary, const pa_param *params, int count)
         printf("\n");
     }
     printf("  json=-\n      (file) write the JSON result to this file instead of stdout\n");
+    printf("  --params\n      print these parameters as JSON (perfatlas.params/1) and exit\n");
 }
 
 static const char *kind_word(pa_kind kind)
