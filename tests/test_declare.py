@@ -121,3 +121,17 @@ def test_summary_tables_name_registered_benchmarks():
         assert table.benchmarks and set(table.benchmarks) <= names, table.name
     summary = (ROOT / "src/perfatlas/summary.py").read_text()
     assert "_table(data)" not in summary  # no hard-coded table list
+
+
+def test_a_benchmark_this_build_lacks_has_no_parameters_to_check(tmp_path, monkeypatch):
+    """app.madbench without pa-madbench (no ScaLAPACK): no table to read, so its parameters stay
+    as given and the step is stored as not measurable (test_report_apps runs such a suite)."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for installed in bin_dir().iterdir():
+        if installed.name != "pa-madbench":
+            (folder / installed.name).symlink_to(installed)
+    monkeypatch.setenv("PERFATLAS_BIN_DIR", str(folder))
+    madbench = get("app.madbench")
+    assert "pa-madbench is not built" in madbench.absent() and madbench.params == ()
+    assert madbench.resolve({"npix": "64", "np": "4"}, None) == {"npix": "64", "np": "4"}

@@ -219,6 +219,8 @@ class _Declared:
     of executables (PERFATLAS_BIN_DIR may name another build)."""
 
     def __get__(self, benchmark: Benchmark | None, cls: type[Benchmark]) -> tuple[Param, ...]:
+        if benchmark is not None and benchmark.absent() is not None:
+            return ()  # not built here: its parameters stay as given (Benchmark.resolve)
         built = cls.__dict__.get("_params_by_bin_dir")
         if built is None:
             built = {}
