@@ -146,7 +146,10 @@ def test_a_crashing_native_executable_is_one_sentence(cli, tmp_path, monkeypatch
     for exe in bin_dir().iterdir():
         (fake / exe.name).symlink_to(exe)
     (fake / "pa-mem-latency").unlink()
-    (fake / "pa-mem-latency").write_text("#!/bin/sh\nkill -SEGV $$\n")
+    real = bin_dir() / "pa-mem-latency"  # its parameters still answered (--params)
+    (fake / "pa-mem-latency").write_text(
+        f'#!/bin/sh\n[ "$1" = --params ] && exec {real} --params\nkill -SEGV $$\n'
+    )
     (fake / "pa-mem-latency").chmod(0o755)
     monkeypatch.setenv("PERFATLAS_BIN_DIR", str(fake))
     result = cli("measure", "mem.latency", "bytes=64KiB", *FAST)

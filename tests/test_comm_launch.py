@@ -68,9 +68,11 @@ def fake_bin(tmp_path, monkeypatch, pingpong: str | None = None):
     folder.mkdir()
     for name in ("pa-topology", "pa-mem-latency"):
         (folder / name).symlink_to(bin_dir() / name)
-    if pingpong is not None:
+    if pingpong is not None:  # it answers --params as the real one (docs/contract.md)
         script = folder / "pa-comm-pingpong"
-        script.write_text(pingpong)
+        real = bin_dir() / "pa-comm-pingpong"
+        shebang, body = pingpong.split("\n", 1)
+        script.write_text(f'{shebang}\n[ "$1" = --params ] && exec {real} --params\n{body}')
         script.chmod(0o755)
     monkeypatch.setenv("PERFATLAS_BIN_DIR", str(folder))
 

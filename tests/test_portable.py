@@ -217,7 +217,8 @@ def test_the_installed_executables_check_only_extensions_this_cpu_has():
 
 def test_a_sigill_says_to_rebuild_for_this_cpu(cli, tmp_path, monkeypatch):
     crashing = tmp_path / "crashing"
-    crashing.write_text("#!/bin/sh\nkill -ILL $$\n")
+    real = bin_dir() / "pa-mem-latency"  # its parameters still answered (--params)
+    crashing.write_text(f'#!/bin/sh\n[ "$1" = --params ] && exec {real} --params\nkill -ILL $$\n')
     crashing.chmod(0o755)
     monkeypatch.setenv("PERFATLAS_BIN_DIR", str(bin_dir_with(tmp_path, crashing)))
     result = cli("measure", "mem.latency", "bytes=64KiB", "samples=1")

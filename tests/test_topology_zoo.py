@@ -123,7 +123,8 @@ def test_a_plan_that_does_not_fit_is_refused_naming_the_step(on, cli, tmp_path):
     assert "step 2 (mem.bandwidth)" in result.err and "threads=32 exceeds the 16 PUs" in result.err
     suite.write_text('[[step]]\nbenchmark = "mem.latency"\nnode = "3"\n')
     assert "NUMA node 3 does not exist" in cli("run", str(suite), "--plan").err
-    suite.write_text('[[step]]\nbenchmark = "mem.latency"\nbytes = "1TiB"\n')
+    # within pa-mem-latency's own bound (128 GiB), beyond this machine's memory
+    suite.write_text('[[step]]\nbenchmark = "mem.latency"\nbytes = "100GiB"\n')
     result = cli("run", str(suite))  # refused before the run opens the database
     assert result.code == 2 and "does not fit" in result.err and not cli.db.exists()
     result = cli("sweep", "mem.bandwidth", "--threads", "4,32", "--plan")

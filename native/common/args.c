@@ -1,5 +1,7 @@
 #include "args.h"
 
+#include "json.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -273,6 +275,62 @@ static void print_help(const char *summary, const pa_param *params, int count)
         printf("\n");
     }
     printf("  json=-\n      (file) write the JSON result to this file instead of stdout\n");
+    printf("  --params\n      print these parameters as JSON (perfatlas.params/1) and exit\n");
+}
+
+static const char *kind_word(pa_kind kind)
+{
+    static const char *words[] = {
+        [PA_INT] = "int",       [PA_SIZE] = "size",     [PA_DOUBLE] = "double",
+        [PA_CHOICE] = "choice", [PA_CPUS] = "cpus",     [PA_DURATION] = "duration",
+        [PA_NODE] = "node",     [PA_STRING] = "string", [PA_SIZES] = "sizes",
+    };
+    return words[kind];
+}
+
+/* --params: the table as JSON (docs/contract.md, The parameter table), so that Python reads the
+ * parameters from here instead of declaring them a second time. */
+static void print_params(const char *summary, const pa_param *params, int count)
+{
+    pa_json json;
+    pa_json_init(&json, stdout);
+    pa_json_begin_object(&json);
+    pa_json_key_string(&json, "schema", "perfatlas.params/1");
+    pa_json_key_string(&json, "program", pa_program);
+    pa_json_key_string(&json, "summary", summary);
+    pa_json_key(&json, "params");
+    pa_json_begin_array(&json);
+    for (int i = 0; i < count; i++) {
+        const pa_param *param = &params[i];
+        pa_json_begin_object(&json);
+        pa_json_key_string(&json, "name", param->name);
+        pa_json_key_string(&json, "kind", kind_word(param->kind));
+        pa_json_key_string(&json, "default", param->fallback);
+        pa_json_key_string(&json, "help", param->help);
+        pa_json_key(&json, "choices");
+        if (param->choices) {
+            pa_json_begin_array(&json);
+            for (const char *p = param->choices; *p;) {
+                size_t len = strcspn(p, ",");
+                char word[128];
+                snprintf(word, sizeof word, "%.*s", (int)len, p);
+                pa_json_string(&json, word);
+                p += len + (p[len] == ',');
+            }
+            pa_json_end_array(&json);
+        } else
+            pa_json_null(&json);
+        int bounded = param->min != param->max;
+        pa_json_key(&json, "min");
+        bounded ? pa_json_double(&json, param->min) : pa_json_null(&json);
+        pa_json_key(&json, "max");
+        bounded ? pa_json_double(&json, param->max) : pa_json_null(&json);
+        pa_json_end_object(&json);
+    }
+    pa_json_end_array(&json);
+    pa_json_end_object(&json);
+    if (pa_json_finish(&json))
+        pa_fail(2, "cannot write the parameter table: %s", strerror(errno));
 }
 
 void pa_args_parse(pa_args *args, const char *program, const char *summary, const pa_param *params,
@@ -289,6 +347,10 @@ void pa_args_parse(pa_args *args, const char *program, const char *summary, cons
         const char *word = argv[a];
         if (strcmp(word, "--help") == 0 || strcmp(word, "-h") == 0) {
             print_help(summary, params, count);
+            exit(0);
+        }
+        if (strcmp(word, "--params") == 0) {
+            print_params(summary, params, count);
             exit(0);
         }
         const char *eq = strchr(word, '=');

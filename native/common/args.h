@@ -2,7 +2,8 @@
  *
  * Each executable declares its parameters once, in a static table; pa_args_parse checks every word
  * of the command line against it, parses and range-checks every value (defaults included) before
- * anything is measured, and answers --help from the same table. Every error is one sentence on
+ * anything is measured, and answers --help and --params (the table as JSON, which Python reads
+ * instead of declaring the parameters again) from the same table. Every error is one sentence on
  * stderr, prefixed by the program name, and exit status 2. */
 #ifndef PA_ARGS_H
 #define PA_ARGS_H

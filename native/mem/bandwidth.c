@@ -31,7 +31,7 @@ static const char kernel_names[] =
 
 static const pa_param params[] = {
     {"op", PA_CHOICE, "triad", "kernel", kernel_names + 1, 0, 0},
-    {"bytes", PA_SIZES, "1GiB",
+    {"bytes", PA_SIZES, "256MiB",
      "working set over all arrays of the kernel; a comma-separated list measures a series", NULL,
      512, 0x1p40},
     {"cpus", PA_CPUS, "0", "one thread per listed PU, in this order", NULL, 0, 0},

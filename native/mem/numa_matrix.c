@@ -33,7 +33,7 @@ static const pa_param params[] = {
      "bandwidth threads per CPU node, one per core first then SMT siblings (0: one per core)", NULL,
      0, 4096},
     {"page", PA_SIZE, "4KiB", "page size of the buffers", "4KiB,2MiB", 0, 0},
-    {"samples", PA_INT, "9", "timed samples of each cell after warm-up", NULL, 1, 1e6},
+    {"samples", PA_INT, "7", "timed samples of each cell after warm-up", NULL, 1, 1e6},
     {"min_sample_time", PA_DURATION, "20ms", "shortest duration of one sample", NULL, 0, 3600},
     {"seed", PA_INT, "1", "seed of the random chain order", NULL, 0, 0x1p62},
 };

@@ -193,7 +193,12 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"  {name:10s} {load(name).get('description', '')}")
     for benchmark in all_benchmarks():
         print(f"\n{benchmark.name}: {benchmark.summary}")
-        for param in benchmark.params:
+        try:
+            params = benchmark.params  # read from its executable (pa-x --params)
+        except UserError as error:
+            print(f"  parameters unknown here: {error}")
+            continue
+        for param in params:
             default = "-" if param.default is None else param.format(param.default)
             choices = f" ({'|'.join(param.choices)})" if param.choices else ""
             print(f"  {param.name:16s} default {default:10s} {param.help}{choices}")

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from perfatlas.errors import UserError
+from perfatlas.isa import rebuild_hint
 
 MPI_MISSING = "MPI is missing: install openmpi-bin libopenmpi-dev (or mpich)"
 # Arguments with which a user names hosts: then np and slots are the user's business.
@@ -351,9 +352,7 @@ class SlurmLauncher(Launcher):
 
 
 def _hint(number: int) -> str:
-    """What a rank's SIGILL means (perfatlas.native.rebuild_hint), on the host it ran on."""
-    from perfatlas.native import rebuild_hint
-
+    """What a rank's SIGILL means (perfatlas.isa.rebuild_hint), on the host it ran on."""
     return rebuild_hint(number, local=False)
 
 

@@ -123,7 +123,7 @@ def expand(
     for step in suite["step"]:
         step = dict(step)
         benchmark = get(step.pop("benchmark", ""))
-        takes_threads = any(p.name == "threads" for p in benchmark.params)
+        takes_threads = any(p.name == "threads" for p in benchmark.declared())
         if threads and takes_threads:
             step["threads"] = threads
         sweep = {key: step.pop(key) for key in ("bind", "mempolicy", "launches") if key in step}
@@ -147,7 +147,7 @@ def expand(
 
 def _series_key(benchmark: Benchmark, axes: dict[str, list]) -> str | None:
     """The parameter of the step whose values one launch can measure as a series, if several."""
-    for param in benchmark.params:
+    for param in benchmark.declared():
         if param.series and len(axes.get(param.name, [])) > 1:
             return param.name
     return None

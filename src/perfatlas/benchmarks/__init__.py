@@ -1,21 +1,10 @@
-"""The benchmark registry: importing this package registers every benchmark module."""
+"""The benchmark registry: importing this package imports every module in it (pkgutil), and each
+benchmark module registers its classes with @register; no list to keep by hand."""
 
-from perfatlas.benchmarks import (  # noqa: F401
-    app_madbench,
-    app_spmv,
-    app_spsolve,
-    app_sweep,
-    comm_collectives,
-    comm_complement,
-    comm_distance,
-    comm_hotspot,
-    comm_pingpong,
-    comm_rma,
-    mem_bandwidth,
-    mem_contention,
-    mem_latency,
-    mem_numa_matrix,
-    noise,
-    parbench_kernel,
-)
+import importlib
+import pkgutil
+
 from perfatlas.benchmarks.base import Benchmark, all_benchmarks, get, register  # noqa: F401
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")

@@ -21,15 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from perfatlas.benchmarks.app_spsolve import number_param
-from perfatlas.benchmarks.base import (
-    Benchmark,
-    DocumentSink,
-    Param,
-    choice_param,
-    int_param,
-    register,
-)
+from perfatlas.benchmarks.base import Benchmark, DocumentSink, register
 from perfatlas.benchmarks.mpi import MpiBenchmark, np_param
 from perfatlas.errors import UserError
 from perfatlas.launchers import MPI_MISSING, LaunchOptions
@@ -68,30 +60,12 @@ class AppMadbench(MpiBenchmark):
     }
     min_np: ClassVar[int] = 1
     needs: ClassVar[str] = "it needs one rank"
-    params = (
+    adds = (
         replace(
             np_param(default=1),
             help="MPI ranks, a perfect square (mpirun -np); 'all': the largest square of this "
             "host's PUs",
         ),
-        int_param("npix", 1024, "pixels of the map: the order of every matrix", maximum=10**6),
-        int_param("nbin", 16, "bins of the power spectrum", maximum=10000),
-        int_param("lbin", 4, "multipoles per bin (bin b: l = 2 + b lbin ..)", maximum=100000),
-        int_param("ngang", 1, "gangs of the W phase (np/ngang ranks, nbin/ngang bins each)"),
-        int_param("bsize", 64, "ScaLAPACK block size", maximum=100000),
-        int_param("rmod", 1, "at most np/rmod ranks read at once"),
-        int_param("wmod", 1, "at most np/wmod ranks write at once"),
-        choice_param(
-            "io",
-            ("files", "shared"),
-            "files: a file per rank and matrix kind (POSIX); shared: one per kind (MPI-IO)",
-        ),
-        Param("dir", str, None, "folder of the matrix files (default: a fresh one under $TMPDIR)"),
-        int_param("keep", 0, "1: keep the matrix files after the run", minimum=0, maximum=1),
-        number_param("noise", 1.0, "white-noise variance per pixel", 1e-300, 1e300),
-        int_param("seed", 1, "seed of the splitmix64 stream", minimum=0, maximum=2**53),
-        int_param("repeat", 3, "repetitions of the whole pipeline (one sample each)"),
-        int_param("warmup", 1, "untimed runs of the whole pipeline before those", minimum=0),
     )
 
     def all_ranks(self, machine: Machine) -> int:
@@ -100,7 +74,7 @@ class AppMadbench(MpiBenchmark):
 
     def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
         params = super().resolve(raw, machine)
-        if params["dir"] is not None:  # the ranks may start elsewhere
+        if params.get("dir") is not None:  # the ranks may start elsewhere
             path = Path(params["dir"]).expanduser().resolve()
             if not path.is_dir():
                 raise UserError(f"{self.name}: dir={params['dir']} is not a folder")
@@ -149,7 +123,7 @@ class AppMadbench(MpiBenchmark):
             f"{key}={value}" for key, value in params.items() if key != "np" and value is not None
         ]
 
-    def unmeasurable(self, params: dict[str, Any], machine: Machine) -> str | None:
+    def absent(self) -> str | None:
         """A build without pa-madbench (no ScaLAPACK, or an MPICH build) cannot measure it: the
         result says so, and a suite goes on."""
         if not (bin_dir() / self.executable).is_file():
@@ -158,6 +132,9 @@ class AppMadbench(MpiBenchmark):
                 "libscalapack-openmpi-dev and rebuild with 'make install'"
             )
         return None
+
+    def unmeasurable(self, params: dict[str, Any], machine: Machine) -> str | None:
+        return self.absent()
 
     def run(
         self,

@@ -15,12 +15,13 @@ fills from a stored mem.bandwidth triad result of this machine when the user giv
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
-from perfatlas.benchmarks.base import DocumentSink, Param, choice_param, int_param, register
-from perfatlas.benchmarks.mpi import MpiBenchmark, np_param, timing_params
+from perfatlas.benchmarks.base import DocumentSink, register
+from perfatlas.benchmarks.mpi import MpiBenchmark, np_param
 from perfatlas.benchmarks.sparse_matrix import (
-    MATRIX_PARAM,
+    PROBLEM_REFINED,
     check_threads,
     matrix_label,
     resolve_matrix,
@@ -93,36 +94,23 @@ class AppSpmv(MpiBenchmark):
     executable = "pa-spmv"
     min_np = 1
     needs = "it needs one rank"
+    adds = (replace(np_param(default=2), after="vectors"),)
+    refines = {
+        "problem": {**PROBLEM_REFINED, "choices": PROBLEMS},
+        "variants": {"parse": parse_variants},
+        "bandwidth": {  # None: a stored mem.bandwidth triad (with_stored)
+            "parse": parse_bandwidth,
+            "default": None,
+            "help": "memory bandwidth (byte/s) of the roofline; default: a stored mem.bandwidth "
+            "triad",
+        },
+    }
     metrics = {
         "csr_flops_per_s": "flop/s",
         **{f"{name}_s": "s" for name in (*BASELINES, *VARIANTS)},
         "get_latency_ns": "ns",
         "accumulate_latency_ns": "ns",
     }
-    params = (
-        MATRIX_PARAM,
-        Param("problem", str, None, "a generated mesh instead of a file", choices=PROBLEMS),
-        int_param("n", 64, "grid points per edge of the generated mesh", maximum=10**6),
-        choice_param("permute", ("none", "random"), "random: P A P^T, irregular access"),
-        int_param("seed", 1, "seed of the random permutation", minimum=0),
-        Param(
-            "variants",
-            parse_variants,
-            "all",
-            f"remote variants, comma separated: {', '.join(VARIANTS)}, or all",
-        ),
-        int_param("threads", 1, "OpenMP threads of the node-level CSR kernel (each rank)"),
-        Param(
-            "bandwidth",
-            parse_bandwidth,
-            None,
-            "memory bandwidth (byte/s) of the roofline; default: a stored mem.bandwidth triad",
-            minimum=0,
-        ),
-        choice_param("vectors", ("no", "yes"), "yes: the document carries x and every y"),
-        np_param(default=2),
-        *timing_params(samples=11, min_sample_time=0.01, time_limit=2.0),
-    )
 
     def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
         params = super().resolve(raw, machine)

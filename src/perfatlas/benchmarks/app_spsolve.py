@@ -14,19 +14,13 @@ MUMPS (multifrontal) on `np` MPI ranks, the matrix centralized on rank 0. The re
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from typing import Any
 
-from perfatlas.benchmarks.base import (
-    Benchmark,
-    DocumentSink,
-    Param,
-    choice_param,
-    int_param,
-    register,
-)
+from perfatlas.benchmarks.base import Benchmark, DocumentSink, register
 from perfatlas.benchmarks.mpi import np_param
 from perfatlas.benchmarks.sparse_matrix import (
-    MATRIX_PARAM,
+    PROBLEM_REFINED,
     check_threads,
     matrix_label,
     resolve_matrix,
@@ -39,18 +33,6 @@ from perfatlas.placement import Placement
 PROBLEMS = ("laplace2d", "laplace3d", "elasticity3d")
 # What pa-spsolve says when it was built without MUMPS (native/apps/spsolve/spsolve.c).
 MUMPS_UNAVAILABLE = "solver=mumps is not available"
-
-
-def number_param(name: str, default: float, help: str, minimum: float, maximum: float) -> Param:
-    def parse(text: str) -> float:
-        try:
-            return float(text)
-        except ValueError:
-            raise UserError(f"{name}='{text}' is not a number") from None
-
-    return Param(
-        name, parse, default, help, minimum=minimum, maximum=maximum, format=lambda v: f"{v:g}"
-    )
 
 
 @register
@@ -66,38 +48,8 @@ class AppSpsolve(Benchmark):
         "solve_s": "s",
         "factorization_flops_per_s": "flop/s",
     }
-    params = (
-        MATRIX_PARAM,
-        Param("problem", str, None, "a generated problem instead of a file", choices=PROBLEMS),
-        int_param(
-            "n",
-            32,
-            "grid points per edge (laplace2d, laplace3d) or elements per edge (elasticity3d)",
-            maximum=10**6,
-        ),
-        number_param("E", 1.0, "Young's modulus (elasticity3d)", 1e-300, 1e300),
-        number_param("nu", 0.3, "Poisson's ratio (elasticity3d)", 0.0, 0.49),
-        choice_param(
-            "solver",
-            ("cholmod", "mumps"),
-            "cholmod: supernodal, one process, threads; mumps: multifrontal, np MPI ranks",
-        ),
-        choice_param(
-            "ordering",
-            ("amd", "metis"),
-            "amd: approximate minimum degree; metis: nested dissection",
-        ),
-        int_param("threads", 1, "OpenMP and OpenBLAS threads (of each rank with mumps)"),
-        np_param(default=1),
-        int_param(
-            "repeat",
-            7,
-            "repetitions of the whole solve (one sample per phase each)",
-            maximum=100000,
-        ),
-        int_param("warmup", 1, "untimed repetitions of the whole solve before those", minimum=0),
-        choice_param("rhs", ("ones", "random"), "b = A * ones, or fixed pseudo-random values"),
-    )
+    adds = (replace(np_param(default=1), after="threads"),)
+    refines = {"problem": {**PROBLEM_REFINED, "choices": PROBLEMS}}
 
     def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
         raw = dict(raw)

@@ -16,8 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from perfatlas.benchmarks.app_spsolve import number_param
-from perfatlas.benchmarks.base import Param, choice_param, int_param, register
+from perfatlas.benchmarks.base import register
 from perfatlas.benchmarks.mpi import MpiBenchmark, np_param
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
@@ -34,48 +33,7 @@ class AppSweep(MpiBenchmark):
     metrics = {"grind_time_ns": "ns", "solve_s": "s", "parallel_efficiency": "1"}
     min_np: ClassVar[int] = 1
     needs: ClassVar[str] = "it needs one rank"
-    params = (
-        np_param(default=1),
-        int_param("it", 20, "cells in x of each rank (global x: px it)", maximum=10**6),
-        int_param("jt", 20, "cells in y of each rank (global y: py jt)", maximum=10**6),
-        int_param("kt", 20, "cells in z of each rank and of the global grid", maximum=10**6),
-        int_param(
-            "mmo",
-            6,
-            "directions per octant, N(N+2)/8 of S_N: 1, 3, 6, 10, 15, 21, 28 or 36",
-            maximum=36,
-        ),
-        int_param("mk", 10, "k-planes per pipelined block (divides kt)", maximum=10**6),
-        int_param("mmi", 3, "directions per pipelined block (divides mmo)", maximum=36),
-        int_param("px", 0, "ranks in x (0: MPI_Dims_create, or np / py)", minimum=0),
-        int_param("py", 0, "ranks in y (0: MPI_Dims_create, or np / px)", minimum=0),
-        int_param("iterations", 10, "source iterations (the most, with tolerance)", maximum=10**6),
-        number_param(
-            "tolerance", 0.0, "stop once max|phi change| <= tolerance x max phi (0: off)", 0.0, 1.0
-        ),
-        number_param("sigma_t", 1.0, "total cross-section, 1/cm", 0.0, 1e300),
-        number_param("c", 0.5, "scattering ratio sigma_s / sigma_t", 0.0, 1.0),
-        number_param("q", 1.0, "fixed source in the source box, particles/(cm^3 s)", 1e-300, 1e300),
-        number_param(
-            "source_fraction", 1.0, "central fraction of each axis holding the source", 1e-9, 1.0
-        ),
-        number_param("dx", 0.1, "cell size in x, cm", 1e-300, 1e300),
-        number_param("dy", 0.1, "cell size in y, cm", 1e-300, 1e300),
-        number_param("dz", 0.1, "cell size in z, cm", 1e-300, 1e300),
-        choice_param(
-            "fixup", ("none", "zero"), "negative-flux fixup: none, or set-to-zero rebalanced"
-        ),
-        int_param("repeat", 5, "timed solves (one sample each)", maximum=10**6),
-        int_param("warmup", 1, "untimed solves before those", minimum=0),
-        number_param(
-            "reference_grind_ns",
-            0.0,
-            "np = 1 grind time of the same subgrid, ns: adds parallel_efficiency (0: none)",
-            0.0,
-            1e300,
-        ),
-        Param("flux_file", str, None, "write the global scalar flux here (float64, x fastest)"),
-    )
+    adds = (np_param(default=1),)
 
     def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
         params = super().resolve(raw, machine)

@@ -1,13 +1,20 @@
-"""What every benchmark declares: its parameters, its native executable, how to launch it.
+"""What every benchmark declares: its native executable, how to launch it, and what Python adds
+to the parameters the executable declares.
 
-Adding a benchmark means one module in this package with a `@register`ed subclass of Benchmark
-(and its native executable); the CLI, suites, store and report find it through the registry.
+A native program's parameters (names, kinds, defaults, bounds, choices, help) are declared once,
+in its `pa_param` table (native/common/args.h); `Benchmark.params` is built from `pa-x --params`
+(perfatlas.native_params). A module only adds what the native program does not know: the
+parameters Python itself consumes (`adds`: np, threads), defaults chosen from the machine
+(`refines`), checks against the machine, labels. Adding a benchmark means one module in this
+package with a `@register`ed subclass of Benchmark (and its native executable); the package is
+discovered (perfatlas.benchmarks), and the CLI, suites, store and report find it through the
+registry (docs/adding-a-benchmark.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from perfatlas.contract import result_warnings
@@ -15,7 +22,8 @@ from perfatlas.errors import UserError
 from perfatlas.launch_plan import prepare_launch
 from perfatlas.launchers import LaunchOptions
 from perfatlas.machine import Machine
-from perfatlas.native import run_launch
+from perfatlas.native import bin_dir, run_launch
+from perfatlas.native_params import NativeParam, native_table
 from perfatlas.placement import Placement
 from perfatlas.units import (
     format_cpu_list,
@@ -43,6 +51,8 @@ class Param:
     maximum: float | None = None
     format: Callable[[Any], str] = str
     series: bool = False  # a list of values is measured by one launch, one result per value
+    after: str | None = None  # a parameter Python adds: its place (default: before the native ones)
+    sizes: tuple[str, ...] | None = None  # a size that takes only these (page: 4KiB, 2MiB)
 
     def value(self, text: str | Any, benchmark: str) -> Any:
         if self.series and isinstance(text, str) and (".." in text or "," in text):
@@ -59,6 +69,10 @@ class Param:
                 f"{benchmark}: {self.name}='{text}' is not one of {', '.join(self.choices)}"
             )
         value = self.parse(text) if isinstance(text, str) else text
+        if self.sizes is not None and value not in [self.parse(size) for size in self.sizes]:
+            raise UserError(
+                f"{benchmark}: {self.name}={text} is not one of {', '.join(self.sizes)}"
+            )
         if self.minimum is not None and value < self.minimum:
             raise UserError(
                 f"{benchmark}: {self.name}={text} is below the minimum {self.format(self.minimum)}"
@@ -70,7 +84,9 @@ class Param:
         return value
 
 
-def size_param(name: str, default: int, help: str, minimum: int = 1, series: bool = False) -> Param:
+def size_param(
+    name: str, default: int, help: str, minimum: float | None = 1, series: bool = False
+) -> Param:
     """A size; with `series`, also a list ('16KiB,1MiB') or a geometric series ('4KiB..64MiB/2'),
     measured in one launch with one result per size (docs/contract.md, Series)."""
     return Param(
@@ -86,14 +102,20 @@ def size_param(name: str, default: int, help: str, minimum: int = 1, series: boo
 
 def series_points(params: dict[str, Any], benchmark: Benchmark) -> list[dict[str, Any]]:
     """One parameter set per point of a series parameter (a single set when there is none)."""
-    for param in benchmark.params:
+    for param in benchmark.declared():
         values = params.get(param.name)
         if param.series and isinstance(values, list):
             return [dict(params, **{param.name: value}) for value in values]
     return [params]
 
 
-def int_param(name: str, default: int, help: str, minimum: int = 1, maximum: int | None = None):
+def int_param(
+    name: str,
+    default: int,
+    help: str,
+    minimum: float | None = 1,
+    maximum: float | None = None,
+) -> Param:
     def parse(text: str) -> int:
         try:
             return int(text)
@@ -103,11 +125,21 @@ def int_param(name: str, default: int, help: str, minimum: int = 1, maximum: int
     return Param(name, parse, default, help, minimum=minimum, maximum=maximum)
 
 
-def choice_param(name: str, choices: tuple[str, ...], help: str) -> Param:
-    return Param(name, str, choices[0], help, choices=choices)
+def number_param(
+    name: str, default: float | None, help: str, minimum: float | None, maximum: float | None
+) -> Param:
+    def parse(text: str) -> float:
+        try:
+            return float(text)
+        except ValueError:
+            raise UserError(f"{name}='{text}' is not a number") from None
+
+    return Param(
+        name, parse, default, help, minimum=minimum, maximum=maximum, format=lambda v: f"{v:g}"
+    )
 
 
-def duration_param(name: str, default: float, help: str, minimum: float = 1e-6) -> Param:
+def duration_param(name: str, default: float, help: str, minimum: float | None = 1e-6) -> Param:
     return Param(
         name,
         lambda t: parse_duration(t, name),
@@ -122,31 +154,84 @@ def cpus_param(name: str, help: str) -> Param:
     return Param(name, lambda t: parse_cpu_list(t, name), None, help, format=format_cpu_list)
 
 
-# Parameters shared by the memory benchmarks: where the memory lives and how it is paged.
-def memory_params() -> tuple[Param, ...]:
-    return (
-        Param(
-            "node",
-            str,
-            "local",
-            "memory placement: local (first touch), a NUMA node number (bind), remote (the node "
-            "nearest the first thread's that holds none of the threads), or interleave",
-        ),
-        Param(
-            "page",
-            lambda t: parse_size(t, "page"),
-            4096,
-            "page size: 4KiB or 2MiB",
-            format=format_size,
-        ),
-    )
+SERIES_HELP = "; a list (16KiB,1MiB) or a series (4KiB..64MiB/2: 2 points per doubling)"
+REMOTE_HELP = (
+    "; or remote: the node nearest the first thread's that holds none of the threads (perfatlas "
+    "chooses it)"
+)
 
 
-def repetition_params(samples: int = 9, min_sample_time: float = 0.02) -> tuple[Param, ...]:
-    return (
-        int_param("samples", samples, "timed samples after warm-up", minimum=1, maximum=10000),
-        duration_param("min_sample_time", min_sample_time, "each sample lasts at least this long"),
-    )
+def native_param(row: NativeParam) -> Param:
+    """The Param of one native table row: the native program's name, kind, default, bounds,
+    choices and help. Python's additions to the kinds: a size series may also be written as a
+    geometric series; a CPU list defaults to None (the benchmark chooses PUs of the machine);
+    a memory node may also be `remote`; free text defaults to None where the native default is
+    empty."""
+    name, kind, low, high = row.name, row.kind, row.minimum, row.maximum
+    if kind == "int":
+        param = int_param(name, 0, row.help, minimum=low, maximum=high)
+    elif kind in ("size", "sizes"):
+        help = row.help + (SERIES_HELP if kind == "sizes" else "")
+        param = size_param(name, 0, help, minimum=low, series=kind == "sizes")
+        param = replace(param, maximum=high, sizes=row.choices)
+    elif kind == "double":
+        param = number_param(name, None, row.help, low, high)
+    elif kind == "duration":
+        param = replace(duration_param(name, 0.0, row.help, minimum=low), maximum=high)
+    elif kind == "choice":
+        param = Param(name, str, None, row.help, choices=row.choices)
+    elif kind == "cpus":
+        return cpus_param(name, row.help)
+    elif kind == "node":
+        return Param(name, str, row.default, row.help + REMOTE_HELP)
+    else:  # string
+        return Param(name, str, row.default or None, row.help)
+    return replace(param, default=param.parse(row.default))
+
+
+def declared_params(
+    executable: str,
+    adds: tuple[Param, ...] = (),
+    refines: dict[str, dict[str, Any]] | None = None,
+    withheld: tuple[str, ...] = (),
+) -> tuple[Param, ...]:
+    """The parameters of a benchmark: its executable's table (less `withheld`, the ones the
+    benchmark sets itself), each refined by Python where `refines` says so, and the parameters
+    Python `adds`, each before the native ones or after the one its `after` names."""
+    refines = refines or {}
+    table = native_table(executable)
+    unknown = set(refines) - {row.name for row in table.params}
+    if unknown:
+        raise UserError(f"{executable} has no parameter {sorted(unknown)[0]} to refine")
+    params = [
+        replace(native_param(row), **refines.get(row.name, {}))
+        for row in table.params
+        if row.name not in withheld
+    ]
+    first = [p for p in adds if p.after is None]
+    for added in (p for p in adds if p.after is not None):
+        at = next((i for i, p in enumerate(params) if p.name == added.after), None)
+        if at is None:
+            raise UserError(f"{executable} has no parameter {added.after} to place {added.name}")
+        params.insert(at + 1, added)
+    return (*first, *params)
+
+
+class _Declared:
+    """`Benchmark.params`, built on first use from the native table: once per class and folder
+    of executables (PERFATLAS_BIN_DIR may name another build)."""
+
+    def __get__(self, benchmark: Benchmark | None, cls: type[Benchmark]) -> tuple[Param, ...]:
+        if benchmark is not None and benchmark.absent() is not None:
+            return ()  # not built here: its parameters stay as given (Benchmark.resolve)
+        built = cls.__dict__.get("_params_by_bin_dir")
+        if built is None:
+            built = {}
+            cls._params_by_bin_dir = built  # type: ignore[attr-defined]
+        folder = str(bin_dir())
+        if folder not in built:
+            built[folder] = cls.build_params()
+        return built[folder]
 
 
 class Benchmark:
@@ -155,12 +240,35 @@ class Benchmark:
     name: ClassVar[str]
     summary: ClassVar[str]
     executable: ClassVar[str]
-    params: ClassVar[tuple[Param, ...]]
     metrics: ClassVar[dict[str, str]]  # metric -> unit
     launcher: ClassVar[str] = "local"  # perfatlas.launchers: local, mpirun (slurm later)
+    # What Python adds to the executable's own table (declared_params): parameters Python itself
+    # consumes, native parameters' fields it replaces (a default chosen from the machine), and
+    # native parameters the benchmark sets itself (fixed_args, a mode).
+    adds: ClassVar[tuple[Param, ...]] = ()
+    refines: ClassVar[dict[str, dict[str, Any]]] = {}
+    withheld: ClassVar[tuple[str, ...]] = ()
+    params: ClassVar[tuple[Param, ...]] = _Declared()  # type: ignore[assignment]
+
+    @classmethod
+    def build_params(cls) -> tuple[Param, ...]:
+        return declared_params(cls.executable, cls.adds, cls.refines, cls.withheld)
+
+    def declared(self) -> tuple[Param, ...]:
+        """The parameters, or none where the executable cannot tell them here (a report of
+        another machine's results labels them all the same)."""
+        try:
+            return self.params
+        except UserError:
+            return ()
 
     def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
-        """Parse user text into typed parameters, apply defaults, check them against the machine."""
+        """Parse user text into typed parameters, apply defaults, check them against the machine.
+
+        Where this build has no executable for the benchmark and `absent` says that is a result,
+        not an error, the parameters stay as given: run() stores them as not measurable."""
+        if self.absent() is not None:
+            return dict(raw)
         known = {p.name: p for p in self.params}
         unknown = sorted(set(raw) - set(known))
         if unknown:
@@ -173,6 +281,11 @@ class Benchmark:
         }
         self.check(params, machine)
         return params
+
+    def absent(self) -> str | None:
+        """Why this build lacks the executable, where that is "not measurable here" (a suite goes
+        on) rather than an error; by default a missing executable is an error."""
+        return None
 
     def check(self, params: dict[str, Any], machine: Machine) -> None:
         """Machine-dependent validation (sizes that fit, CPUs and nodes that exist)."""
@@ -191,15 +304,13 @@ class Benchmark:
                     f"{self.name}: NUMA node {node} does not exist; this machine has node(s) "
                     f"{format_cpu_list(machine.numa_nodes)}"
                 )
-        if params.get("page") not in (None, 4096, 2 * 2**20):
-            raise UserError(f"{self.name}: page={params['page']} must be 4KiB or 2MiB")
 
     def native_args(self, params: dict[str, Any], machine: Machine) -> list[str]:
         """key=value words for the native executable; a series becomes a comma-separated list of
         byte counts, other lists CPU lists."""
         if params.get("node") == "remote":
             params = dict(params, node=self.remote_node(params, machine))
-        series = {p.name for p in self.params if p.series}
+        series = {p.name for p in self.declared() if p.series}
         words = []
         for key, value in params.items():
             if key in series and isinstance(value, list):
@@ -295,7 +406,7 @@ class Benchmark:
         Declared parameters come first, formatted; keys a native document adds (the measuring
         `cpu` and memory `owner` of the two-thread method, a contention `load`) follow.
         """
-        declared = {p.name: p for p in self.params}
+        declared = {p.name: p for p in self.declared()}
         shown = []
         for name, value in params.items():
             if value is None or name in ("samples", "min_sample_time", "seed"):

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfatlas.benchmarks.base import int_param, register
-from perfatlas.benchmarks.mpi import MpiBenchmark, message_param, np_param, timing_params
+from perfatlas.benchmarks.base import register
+from perfatlas.benchmarks.mpi import MpiBenchmark
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
 
@@ -37,13 +37,7 @@ class CommAllreduce(_Collective):
     fixed_args = ("op=allreduce",)
     label_keys = ("np", "processes", "min_bytes", "max_bytes", "bytes")
     sweep_keys = ("min_bytes", "max_bytes")
-    params = (
-        np_param(),
-        message_param("min_bytes", 8, "smallest vector (a multiple of 8: doubles)", 8),
-        message_param("max_bytes", 8, "largest vector (sizes double from min_bytes)", 8),
-        int_param("min_processes", 2, "smallest process count"),
-        *timing_params(time_limit=1.0),
-    )
+    withheld = ("op",)  # fixed_args
 
     def check(self, params: dict[str, Any], machine: Machine) -> None:
         super().check(params, machine)
@@ -60,8 +54,4 @@ class CommBarrier(_Collective):
     summary = "MPI_Barrier latency vs process count 2..np"
     fixed_args = ("op=barrier",)
     label_keys = ("np", "processes")
-    params = (
-        np_param(),
-        int_param("min_processes", 2, "smallest process count"),
-        *timing_params(time_limit=1.0),
-    )
+    withheld = ("op", "min_bytes", "max_bytes")  # a barrier moves no data

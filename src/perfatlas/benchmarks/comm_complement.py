@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from perfatlas.benchmarks.base import register
-from perfatlas.benchmarks.mpi import MpiBenchmark, pair_params
+from perfatlas.benchmarks.mpi import MpiBenchmark
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
 
@@ -21,7 +21,6 @@ class CommComplement(MpiBenchmark):
     metrics = {"latency_ns": "ns", "bandwidth_Bps": "byte/s"}
     needs = "the complement pattern needs at least one pair"
     label_keys = ("np", "pair", "latency_bytes", "bandwidth_bytes")
-    params = pair_params("at most this many bytes in flight per pair (cache-sized)", time_limit=2.0)
 
     def all_ranks(self, machine: Machine) -> int:
         """np=all: the even count at or below one rank per PU (at least 2)."""

@@ -6,7 +6,7 @@ figures stand apart from its peers' is flagged by perfatlas.comm_analysis.
 from __future__ import annotations
 
 from perfatlas.benchmarks.base import register
-from perfatlas.benchmarks.mpi import MpiBenchmark, pair_params
+from perfatlas.benchmarks.mpi import MpiBenchmark
 
 
 @register
@@ -17,4 +17,3 @@ class CommDistance(MpiBenchmark):
     metrics = {"latency_ns": "ns", "bandwidth_Bps": "byte/s"}
     needs = "rank 0 needs at least one other rank to measure"
     label_keys = ("np", "peer", "latency_bytes", "bandwidth_bytes")
-    params = pair_params("at most this many bytes in flight (cache-sized)", time_limit=1.0)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfatlas.benchmarks.base import int_param, register
-from perfatlas.benchmarks.mpi import MpiBenchmark, message_param, np_param, timing_params
+from perfatlas.benchmarks.base import register
+from perfatlas.benchmarks.mpi import MpiBenchmark
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
 
@@ -20,14 +20,6 @@ class CommHotspot(MpiBenchmark):
     metrics = {"bandwidth_per_sender_Bps": "byte/s", "aggregate_bandwidth_Bps": "byte/s"}
     needs = "a hotspot needs a receiver and at least one sender"
     label_keys = ("np", "senders", "max_senders", "bytes")
-    params = (
-        np_param(),
-        message_param("bytes", 2**20, "message size", 1),
-        int_param("max_senders", 0, "largest number of senders k (0: np-1)", minimum=0),
-        int_param("window", 16, "nonblocking sends in flight per sender and iteration"),
-        message_param("receive_bytes", 16 * 2**20, "at most this much receive space at rank 0", 1),
-        *timing_params(time_limit=2.0),
-    )
 
     def check(self, params: dict[str, Any], machine: Machine) -> None:
         super().check(params, machine)

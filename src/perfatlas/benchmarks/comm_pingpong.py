@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfatlas.benchmarks.base import choice_param, int_param, register
-from perfatlas.benchmarks.mpi import MpiBenchmark, message_param, np_param, timing_params
+from perfatlas.benchmarks.base import register
+from perfatlas.benchmarks.mpi import MpiBenchmark
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
 
@@ -26,21 +26,6 @@ class CommPingPong(MpiBenchmark):
     needs = "a ping-pong needs two ranks"
     label_keys = ("np", "direction", "peer", "min_bytes", "max_bytes", "bytes")
     sweep_keys = ("min_bytes", "max_bytes")
-    params = (
-        np_param(),
-        message_param("min_bytes", 0, "smallest message (0, then doubling sizes)"),
-        message_param("max_bytes", 4 * 2**20, "largest message"),
-        choice_param("direction", ("uni", "bi"), "uni: ping-pong; bi: both ranks send at once"),
-        int_param("peer", 1, "the rank that exchanges messages with rank 0"),
-        int_param("window", 64, "nonblocking sends in flight per bandwidth iteration"),
-        message_param(
-            "window_bytes",
-            4 * 2**20,
-            "at most this many bytes in flight (receive slots stay cache-sized: the transport, not DRAM)",
-            1,
-        ),
-        *timing_params(time_limit=2.0),
-    )
 
     def check(self, params: dict[str, Any], machine: Machine) -> None:
         super().check(params, machine)

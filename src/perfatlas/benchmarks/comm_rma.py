@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfatlas.benchmarks.base import choice_param, int_param, register
-from perfatlas.benchmarks.mpi import MpiBenchmark, np_param, timing_params
+from perfatlas.benchmarks.base import register
+from perfatlas.benchmarks.mpi import MpiBenchmark
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
-
-CASES = ("all", "one", "two_same_node", "each_side", "shared_memory")
 
 
 @register
@@ -24,12 +22,6 @@ class CommRma(MpiBenchmark):
     metrics = {"latency_ns": "ns"}
     needs = "one-sided access needs an origin and a target rank"
     label_keys = ("np", "cases", "case", "op", "type", "count")
-    params = (
-        np_param(),
-        int_param("max_count", 64, "largest k (elements per access)", maximum=64),
-        choice_param("cases", CASES, "which access patterns (all of them by default)"),
-        *timing_params(time_limit=0.5),
-    )
 
     def check(self, params: dict[str, Any], machine: Machine) -> None:
         super().check(params, machine)

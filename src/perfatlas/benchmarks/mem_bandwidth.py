@@ -6,19 +6,10 @@ bandwidth counts the bytes the kernel names (loads + stores), not write-allocate
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from perfatlas.benchmarks.base import (
-    Benchmark,
-    Param,
-    choice_param,
-    cpus_param,
-    int_param,
-    memory_params,
-    register,
-    repetition_params,
-    size_param,
-)
+from perfatlas.benchmarks.base import Benchmark, int_param, register
 from perfatlas.machine import Machine
 from perfatlas.native import run_json
 
@@ -34,23 +25,11 @@ class MemBandwidth(Benchmark):
     summary = "sustained bandwidth of the cachebench operations and STREAM vs working set"
     executable = "pa-mem-bandwidth"
     metrics = {"bandwidth_Bps": "byte/s"}
-    params = (
-        Param("op", str, "triad", "kernel: see 'perfatlas list' (cachebench ops and STREAM)"),
-        size_param(
-            "bytes",
-            256 * 2**20,
-            "working set: all arrays of the kernel together; a list (16KiB,1MiB) or a series "
-            "(4KiB..64MiB/2: 2 points per doubling) is measured in one launch",
-            minimum=1024,
-            series=True,
+    adds = (
+        replace(
+            int_param("threads", 1, "threads, one per core first (ignored when cpus= is given)"),
+            after="bytes",
         ),
-        int_param("threads", 1, "threads, one per core first (ignored when cpus= is given)"),
-        cpus_param("cpus", "explicit PU list, one thread each"),
-        choice_param(
-            "store", ("normal", "nt"), "normal stores, or non-temporal (streaming) stores"
-        ),
-        *memory_params(),
-        *repetition_params(),
     )
 
     def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:

@@ -8,14 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfatlas.benchmarks.base import (
-    Benchmark,
-    choice_param,
-    int_param,
-    register,
-    repetition_params,
-    size_param,
-)
+from perfatlas.benchmarks.base import Benchmark, register
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
 
@@ -26,26 +19,14 @@ class MemContention(Benchmark):
     summary = "latency and bandwidth of one core while another streams reads or writes"
     executable = "pa-mem-contention"
     metrics = {"latency_ns": "ns", "bandwidth_Bps": "byte/s"}
-    params = (
-        choice_param("measure", ("latency", "bandwidth"), "what the measured task does"),
-        size_param(
-            "bytes",
-            64 * 2**20,
-            "working set of the measured task; a list or a series (4KiB..64MiB/2) is measured in "
-            "one launch",
-            minimum=4096,
-            series=True,
-        ),
-        int_param("cpu", 0, "PU of the measured task", minimum=0),
-        int_param("load_cpu", 1, "PU of the streaming task", minimum=0),
-        size_param(
-            "load_bytes",
-            0,
-            "streamer buffer (default: 8x the last-level cache, the effective one where probed)",
-            minimum=0,
-        ),
-        *repetition_params(samples=7),
-    )
+    refines = {
+        "load_bytes": {
+            "default": 0,
+            "minimum": 0,
+            "help": "buffer the load thread streams over (default: 8x the last-level cache, the "
+            "effective one where probed)",
+        }
+    }
 
     def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
         params = super().resolve(raw, machine)

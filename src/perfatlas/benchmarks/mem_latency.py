@@ -12,16 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfatlas.benchmarks.base import (
-    Benchmark,
-    choice_param,
-    cpus_param,
-    int_param,
-    memory_params,
-    register,
-    repetition_params,
-    size_param,
-)
+from perfatlas.benchmarks.base import Benchmark, register
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
 
@@ -32,27 +23,6 @@ class MemLatency(Benchmark):
     summary = "load-to-use latency vs working set (pointer chase), per CPU and memory node"
     executable = "pa-mem-latency"
     metrics = {"latency_ns": "ns"}
-    params = (
-        size_param(
-            "bytes",
-            64 * 2**20,
-            "working set; a list (16KiB,1MiB) or a series (4KiB..64MiB/2: 2 points per "
-            "doubling) is measured in one launch",
-            minimum=4096,
-            series=True,
-        ),
-        choice_param(
-            "chain",
-            ("page", "random"),
-            "page: random within pages (no TLB misses); random: fully random (TLB thrash)",
-        ),
-        cpus_param(
-            "cpus", "measuring PU, or two PUs A,B for the two-thread method (default: first PU)"
-        ),
-        *memory_params(),
-        *repetition_params(),
-        int_param("seed", 1, "seed of the random chain", minimum=0),
-    )
 
     def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
         params = super().resolve(raw, machine)

@@ -11,18 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfatlas.benchmarks.base import (
-    Benchmark,
-    Param,
-    int_param,
-    register,
-    repetition_params,
-    size_param,
-)
+from perfatlas.benchmarks.base import Benchmark, register
 from perfatlas.contract import misplaced_memory, result_warnings
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
-from perfatlas.units import format_size, parse_size
 from perfatlas.warning import WarningRecord
 
 
@@ -32,24 +24,13 @@ class MemNumaMatrix(Benchmark):
     summary = "latency and read bandwidth from every CPU node to every memory node"
     executable = "pa-mem-numa-matrix"
     metrics = {"latency_ns": "ns", "bandwidth_Bps": "byte/s"}
-    params = (
-        size_param(
-            "latency_bytes", 0, "pointer-chase working set (default: 4x the last-level cache)", 0
-        ),
-        size_param(
-            "bandwidth_bytes", 0, "buffer read per CPU node (default: 4x the last-level cache)", 0
-        ),
-        int_param("threads", 0, "bandwidth threads per CPU node (default: one per core)", 0),
-        Param(
-            "page",
-            lambda t: parse_size(t, "page"),
-            4096,
-            "page size: 4KiB or 2MiB",
-            format=format_size,
-        ),
-        *repetition_params(samples=7),
-        int_param("seed", 1, "seed of the random chain", minimum=0),
-    )
+    refines = {
+        key: {"default": 0, "minimum": 0, "help": f"{what} (default: 4x the last-level cache)"}
+        for key, what in (
+            ("latency_bytes", "working set of the pointer chase"),
+            ("bandwidth_bytes", "buffer read by the threads of one CPU node"),
+        )
+    }
 
     def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
         params = super().resolve(raw, machine)

@@ -1,8 +1,8 @@
-"""What the MPI benchmarks (comm.*) share: the np parameter, the mpirun launcher, timing
-parameters, a clear sentence when MPI is missing, and short labels.
+"""What the MPI benchmarks (comm.*) share: the np parameter, the mpirun launcher, a clear
+sentence when MPI is missing, and short labels.
 
-The native executables (native/comm/) take the same key=value words as these classes, except
-`np`, which goes to the launcher; each document they write carries `np` (MPI_Comm_size) and the
+The native executables (native/comm/) declare their key=value parameters (read with --params);
+`np`, added here, goes to the launcher; each document they write carries `np` (MPI_Comm_size) and the
 placement every rank reported (placement.ranks).
 """
 
@@ -11,14 +11,7 @@ from __future__ import annotations
 import shutil
 from typing import Any, ClassVar
 
-from perfatlas.benchmarks.base import (
-    Benchmark,
-    DocumentSink,
-    Param,
-    duration_param,
-    int_param,
-    size_param,
-)
+from perfatlas.benchmarks.base import Benchmark, DocumentSink, Param
 from perfatlas.errors import UserError
 from perfatlas.launchers import MPI_MISSING, LaunchOptions
 from perfatlas.machine import Machine
@@ -49,41 +42,6 @@ def _parse_np(text: str) -> int | str:
         raise UserError(f"np='{text}' is not a whole number (or 'all')") from None
 
 
-def timing_params(
-    samples: int = 11, min_sample_time: float = 1e-3, time_limit: float = 2.0
-) -> tuple[Param, ...]:
-    """Warm-up, samples (batches of iterations), their shortest duration, and the time bound."""
-    return (
-        int_param("warmup", 10, "untimed iterations before calibration", minimum=0),
-        int_param("samples", samples, "timed samples (batches of iterations)", maximum=100000),
-        duration_param(
-            "min_sample_time", min_sample_time, "a sample lasts at least this long", minimum=0
-        ),
-        duration_param(
-            "time_limit",
-            time_limit,
-            "stop sampling one measurement after this long (at least 3 samples)",
-            minimum=0,
-        ),
-    )
-
-
-def message_param(name: str, default: int, help: str, minimum: int = 0) -> Param:
-    return size_param(name, default, help, minimum=minimum)
-
-
-def pair_params(window_bytes_help: str, time_limit: float) -> tuple[Param, ...]:
-    """The parameters of a latency + bandwidth measurement between pairs of ranks (np first)."""
-    return (
-        np_param(),
-        message_param("latency_bytes", 8, "message size of the latency ping-pong"),
-        message_param("bandwidth_bytes", 2**20, "message size of the bandwidth windows", 1),
-        int_param("window", 64, "nonblocking sends in flight per bandwidth iteration"),
-        message_param("window_bytes", 4 * 2**20, window_bytes_help, 1),
-        *timing_params(time_limit=time_limit),
-    )
-
-
 SIZE_KEYS = {
     "bytes",
     "min_bytes",
@@ -106,13 +64,23 @@ class MpiBenchmark(Benchmark):
     label_keys: ClassVar[tuple[str, ...]] = ("np",)
     sweep_keys: ClassVar[tuple[str, ...]] = ()
     fixed_args: ClassVar[tuple[str, ...]] = ()  # words the executable always gets (op=barrier)
+    adds: ClassVar[tuple[Param, ...]] = (np_param(),)  # the launcher's, not the executable's
+
+    @classmethod
+    def build_params(cls) -> tuple[Param, ...]:
+        if not (bin_dir() / cls.executable).is_file():
+            raise UserError(
+                f"{MPI_MISSING}: perfatlas was built without MPI, so {cls.executable} does not "
+                "exist; install them and rebuild with 'make install'"
+            )
+        return super().build_params()
 
     def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
         raw = dict(raw)
         if raw.get("np") == "all":
             raw["np"] = str(self.all_ranks(machine))
         params = super().resolve(raw, machine)
-        if params["np"] == "all":
+        if params.get("np") == "all":
             params["np"] = self.all_ranks(machine)
         return params
 
@@ -131,6 +99,8 @@ class MpiBenchmark(Benchmark):
     def check_launch(
         self, params: dict[str, Any], machine: Machine, options: LaunchOptions
     ) -> None:
+        if self.absent() is not None:  # parameters as given, stored as not measurable
+            return
         np_ = params["np"]
         names_hosts = options.hostfile or any(
             word in ("--hostfile", "-hostfile", "--host", "-H", "-f", "--machinefile")

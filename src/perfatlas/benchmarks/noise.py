@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from perfatlas.benchmarks.base import Benchmark, Param, choice_param, register
+from perfatlas.benchmarks.base import Benchmark, Param, register
 from perfatlas.contract import placement_warnings
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
-from perfatlas.units import format_cpu_list, parse_cpu_list, parse_duration
+from perfatlas.units import format_cpu_list, parse_cpu_list
 from perfatlas.warning import Kind, WarningRecord
 
 DEFAULT_QUANTUM = {"fwq": 100e-6, "ftq": 1e-3}  # FWQ work quantum; FTQ interval (seconds)
@@ -58,40 +58,22 @@ class Noise(Benchmark):
     summary = "OS noise: fixed work or fixed time quanta on one PU or all PUs at once"
     executable = "pa-noise"
     metrics = {"quantum_ns": "ns", "work_per_interval": "work units"}
-    params = (
-        choice_param(
-            "method",
-            ("fwq", "ftq"),
-            "fwq: duration of every fixed work quantum; ftq: work done in every fixed interval",
-        ),
-        Param("cpu", parse_cpu, None, "the one PU to measure (or cpus=)"),
-        Param(
-            "cpus",
-            parse_cpus_or_all,
-            None,
-            "PUs measuring at once, one pinned thread each, or 'all' (default: the first PU)",
-            format=lambda v: v if isinstance(v, str) else format_cpu_list(v),
-        ),
-        Param(
-            "duration",
-            lambda t: parse_duration(t, "duration"),
-            2.0,
-            "how long every PU measures",
-            minimum=1e-3,
-            maximum=3600.0,
-            format=format_duration,
-        ),
-        Param(
-            "quantum",
-            lambda t: parse_duration(t, "quantum"),
-            None,
-            "fwq: undisturbed duration of one work quantum (default 100us, longer where all PUs' "
-            "quanta would exceed what the store keeps); ftq: the interval "
-            "(default 1ms)",
-            maximum=10.0,
-            format=format_duration,
-        ),
-    )
+    adds = (Param("cpu", parse_cpu, None, "the one PU to measure (or cpus=)", after="method"),)
+    refines = {
+        "cpus": {
+            "parse": parse_cpus_or_all,
+            "help": "PUs measuring at once, one pinned thread each, or 'all' (default: the first "
+            "PU)",
+            "format": lambda v: v if isinstance(v, str) else format_cpu_list(v),
+        },
+        "duration": {"format": format_duration},
+        "quantum": {
+            "default": None,
+            "help": "fwq: undisturbed duration of one work quantum (default 100us, longer where "
+            "all PUs' quanta would exceed what the store keeps); ftq: the interval (default 1ms)",
+            "format": format_duration,
+        },
+    }
 
     def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
         params = super().resolve(raw, machine)

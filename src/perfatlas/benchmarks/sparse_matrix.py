@@ -7,16 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from perfatlas.benchmarks.base import Param
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
 
-MATRIX_PARAM = Param(
-    "matrix",
-    str,
-    None,
-    "a Matrix Market file (coordinate; real, integer or pattern; general or symmetric)",
-)
+# problem= in Python: None when not given (the native table's sentinel is "none": a matrix file).
+PROBLEM_REFINED = {"default": None}
 
 
 def resolve_matrix(name: str, params: dict[str, Any], problems: tuple[str, ...]) -> None:

@@ -10,6 +10,7 @@ from perfatlas.report.comm import CASE_TITLES, collective_lines, pingpong_figure
 from perfatlas.report.common import number
 from perfatlas.report.data import RunData
 from perfatlas.store import Result
+from perfatlas.summary_tables import summary_table
 from perfatlas.units import format_size
 from perfatlas.views import titled_table
 
@@ -24,6 +25,7 @@ def _ci(result: Result | None, scale: float, unit: str) -> str:
     return f"{m} {unit} [dim][{lo}, {hi}][/]"
 
 
+@summary_table("pingpong", 50, ("comm.pingpong",))
 def pingpong_table(data: RunData) -> Table | None:
     figures = pingpong_figures(data)
     if not figures:
@@ -49,6 +51,7 @@ def pingpong_table(data: RunData) -> Table | None:
     return table
 
 
+@summary_table("collectives", 60, ("comm.allreduce", "comm.barrier"))
 def collectives_table(data: RunData) -> Table | None:
     lines = collective_lines(data)
     if not lines:
@@ -71,6 +74,7 @@ def collectives_table(data: RunData) -> Table | None:
     return table
 
 
+@summary_table("rma", 70, ("comm.rma",))
 def rma_table(data: RunData) -> Table | None:
     results = [
         r
@@ -95,6 +99,7 @@ def rma_table(data: RunData) -> Table | None:
     return table
 
 
+@summary_table("comm anomalies", 80, ("comm.distance", "comm.complement", "comm.hotspot"))
 def anomaly_table(data: RunData) -> Table | None:
     report = find_anomalies(data.results)
     if not report.groups_checked and not report.anomalies:
@@ -121,14 +126,3 @@ def anomaly_table(data: RunData) -> Table | None:
     if not report.anomalies:
         table.add_row("all groups", "[green]no anomaly[/]", "", "", "")
     return table
-
-
-def comm_tables(data: RunData) -> list[Table]:
-    """The communication tables that this run has data for."""
-    tables = (
-        pingpong_table(data),
-        collectives_table(data),
-        rma_table(data),
-        anomaly_table(data),
-    )
-    return [t for t in tables if t is not None]

@@ -1,0 +1,50 @@
+"""Terminal summary tables, registered with their benchmarks: adding one is a function in a module
+of perfatlas.summaries decorated with @summary_table (the report's sections work alike,
+report/registry.py). `perfatlas run` prints, in order, every table whose benchmarks the run
+measured and that has something to show.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from perfatlas.report.data import RunData
+
+Builder = Callable[["RunData"], Any]  # a rich renderable (a Table, a line of text), or None
+
+
+@dataclass(frozen=True)
+class SummaryTable:
+    name: str
+    order: int  # position in the summary
+    benchmarks: tuple[str, ...]  # the run must hold a result of one of these
+    build: Builder
+
+
+_TABLES: dict[str, SummaryTable] = {}
+
+
+def summary_table(
+    name: str, order: int, benchmarks: tuple[str, ...]
+) -> Callable[[Builder], Builder]:
+    def register(build: Builder) -> Builder:
+        if name in _TABLES:
+            raise ValueError(f"summary table '{name}' is registered twice")
+        _TABLES[name] = SummaryTable(name, order, benchmarks, build)
+        return build
+
+    return register
+
+
+def all_tables() -> list[SummaryTable]:
+    """Every table of the modules in perfatlas.summaries, imported once, in summary order."""
+    from perfatlas import summaries
+
+    for module in pkgutil.iter_modules(summaries.__path__):
+        importlib.import_module(f"{summaries.__name__}.{module.name}")
+    return sorted(_TABLES.values(), key=lambda t: t.order)
