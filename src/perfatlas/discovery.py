@@ -10,6 +10,7 @@ the registry. No list to keep by hand (docs/architecture.md, Layout of a domain 
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 from functools import cache
 
@@ -20,13 +21,13 @@ import perfatlas
 def import_modules(kind: str) -> tuple[str, ...]:
     """Import every module `<kind>_*` of perfatlas's packages; return their names, sorted."""
     names = []
-    for package in pkgutil.iter_modules(perfatlas.__path__, f"{perfatlas.__name__}."):
+    for package in pkgutil.iter_modules(perfatlas.__path__):
         if not package.ispkg:
             continue
-        path = importlib.import_module(package.name).__path__
-        for module in pkgutil.iter_modules(path, f"{package.name}."):
+        path = [os.path.join(folder, package.name) for folder in perfatlas.__path__]
+        for module in pkgutil.iter_modules(path, f"{perfatlas.__name__}.{package.name}."):
             if not module.ispkg and module.name.rpartition(".")[2].startswith(f"{kind}_"):
-                names.append(module.name)
+                names.append(module.name)  # found on disk: packages without one stay unimported
     for name in sorted(names):
         importlib.import_module(name)
     return tuple(sorted(names))

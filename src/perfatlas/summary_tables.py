@@ -1,7 +1,7 @@
 """Terminal summary tables, registered with their benchmarks: adding one is a function in a module
 summary_*.py of a domain package (memory/, noise/, comm/, ...) decorated with @summary_table (the
-report's sections work alike, report/registry.py; perfatlas.discovery finds both). `perfatlas run` prints, in order, every table whose benchmarks the run
-measured and that has something to show.
+report's sections work alike, report/registry.py; perfatlas.discovery finds both). `perfatlas run`
+prints, in order, every table whose benchmarks the run measured and that has something to show.
 """
 
 from __future__ import annotations
