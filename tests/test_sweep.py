@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from perfatlas.experiments.analysis_comparison import PointRatio, geometric_mean_ratio, point_ratios
 from perfatlas.experiments.analysis_sweep import scaling, sweep_points
-from perfatlas.experiments.comparison import PointRatio, geometric_mean_ratio, point_ratios
 from perfatlas.experiments.sweep import plan, schedule
 from perfatlas.placement import Placement
 from perfatlas.stats import Ratio

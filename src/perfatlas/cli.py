@@ -277,7 +277,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from perfatlas.experiments.comparison import point_ratios
+    from perfatlas.experiments.analysis_comparison import point_ratios
     from perfatlas.report import write_comparison_report
     from perfatlas.views import comparison_table, console
 

@@ -1,6 +1,6 @@
 """Two runs compared (perfatlas compare --report): the machines side by side, per-benchmark
 geometric-mean ratios, the ratio against thread count with the expected ratio drawn, and every
-point's ratio (perfatlas.experiments.comparison)."""
+point's ratio (perfatlas.experiments.analysis_comparison)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 
-from perfatlas.experiments.comparison import (
+from perfatlas.experiments.analysis_comparison import (
     PointRatio,
     benchmark_ratios,
     point_ratios,
