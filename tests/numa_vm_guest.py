@@ -15,12 +15,12 @@ from pathlib import Path
 
 from perfatlas.benchmarks import get
 from perfatlas.cli import main
+from perfatlas.experiments.analysis_sweep import sweep_points
+from perfatlas.experiments.sweep import plan, planned_launches, schedule
 from perfatlas.machine import Machine
 from perfatlas.placement import parse_bind, parse_mempolicy
 from perfatlas.runner import Runner
 from perfatlas.store import Store
-from perfatlas.sweep import plan, planned_launches, schedule
-from perfatlas.sweep_analysis import sweep_points
 
 TINY = ["samples=3", "min_sample_time=1ms"]
 found: dict = {}

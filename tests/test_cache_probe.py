@@ -1,13 +1,13 @@
-"""The effective last-level cache (perfatlas.cache_probe): the rule on synthetic and recorded
+"""The effective last-level cache (perfatlas.memory.cache_probe): the rule on synthetic and recorded
 latency curves, sizing from an LLC given as input, and the real probe on this machine."""
 
 from __future__ import annotations
 
 import pytest
 
-from perfatlas.cache_probe import LlcSizing, effective_llc, not_probed, probe, sizing_for
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
+from perfatlas.memory.cache_probe import LlcSizing, effective_llc, not_probed, probe, sizing_for
 from perfatlas.suite import expand, load, size_sweep, uses_llc
 from perfatlas.units import geometric_sizes
 
@@ -171,7 +171,7 @@ def test_the_probe_extends_its_series_only_until_memory_shows(
 ):
     """probe() against a simulated machine: the series stops once its tail is memory's, never
     goes past hwloc's LLC, and the reference is measured beyond it."""
-    import perfatlas.cache_probe as cache_probe
+    import perfatlas.memory.cache_probe as cache_probe
 
     calls = []
 

@@ -1,5 +1,5 @@
 """Anomaly detection, the growth check of collectives and the shared-core warning, on synthetic
-data (perfatlas.comm_analysis)."""
+data (perfatlas.comm.analysis)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from perfatlas.comm_analysis import find_anomalies, growth, rank_sharing_warnings, robust_outliers
+from perfatlas.comm.analysis import find_anomalies, growth, rank_sharing_warnings, robust_outliers
 from perfatlas.store import Result
 from perfatlas.warning import Kind
 

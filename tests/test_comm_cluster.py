@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from netns_hosts import hosts_lock, hosts_unavailable
 
-from perfatlas.comm_analysis import find_anomalies
+from perfatlas.comm.analysis import find_anomalies
 from perfatlas.store import Store
 from perfatlas.warning import Kind
 

@@ -15,6 +15,7 @@ from perfatlas.benchmarks.base import Benchmark, native_param
 from perfatlas.errors import UserError
 from perfatlas.native import bin_dir
 from perfatlas.native_params import KINDS, native_table
+from perfatlas.report.registry import all_sections
 from perfatlas.summary_tables import all_tables
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,10 +108,25 @@ def test_a_program_that_cannot_run_here_is_one_sentence(cli, tmp_path, monkeypat
 
 
 def test_benchmarks_are_discovered_not_listed():
-    init = (ROOT / "src/perfatlas/benchmarks/__init__.py").read_text()
-    assert "example_sum" not in init and "mem_latency" not in init
+    for listing in ("discovery.py", "benchmarks/__init__.py"):
+        text = (ROOT / "src/perfatlas" / listing).read_text()
+        assert "bench_latency" not in text and "bench_pingpong" not in text, listing
     modules = {b.__class__.__module__ for b in all_benchmarks()}
-    assert "perfatlas.benchmarks.example_sum" in modules and len(modules) >= 17
+    assert "perfatlas.benchmarks.bench_example_sum" in modules and len(modules) >= 17
+    # one room per domain: a benchmark is a module bench_* of its domain's package
+    assert all(m.rpartition(".")[2].startswith("bench_") for m in modules), modules
+    rooms = {m.split(".")[1] for m in modules}
+    assert {"memory", "noise", "comm", "apps", "parbench"} <= rooms, rooms
+
+
+def test_sections_and_tables_live_in_section_and_summary_modules():
+    sections = {s.build.__module__ for s in all_sections()}
+    tables = {t.build.__module__ for t in all_tables()}
+    assert all(m.rpartition(".")[2].startswith("section_") for m in sections), sections
+    assert all(m.rpartition(".")[2].startswith("summary_") for m in tables), tables
+    assert "perfatlas.memory.section_latency" in sections
+    assert "perfatlas.report.section_machine" in sections  # run-wide sections stay in report/
+    assert "perfatlas.comm.summary_comm" in tables
 
 
 def test_summary_tables_name_registered_benchmarks():

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perfatlas.levels import (
+from perfatlas.memory.analysis_levels import (
     MATCH_FACTOR,
     Cache,
     compare_with_hwloc,

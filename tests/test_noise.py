@@ -172,8 +172,8 @@ def test_the_summary_has_the_noise_lines(small_run):
 
 def test_noise_of_several_nodes_is_kept_and_labelled_per_node():
     """A run on several nodes (perfatlas.cluster) stores each node's result with `host`."""
+    from perfatlas.noise.series import noise_measurements
     from perfatlas.report.data import RunData
-    from perfatlas.report.noise import noise_measurements
     from perfatlas.store import Result
 
     def result(host: str) -> Result:

@@ -1,11 +1,11 @@
-"""The noise analysis (perfatlas.noise_analysis) on synthetic series with known answers."""
+"""The noise analysis (perfatlas.noise.analysis) on synthetic series with known answers."""
 
 import warnings
 
 import numpy as np
 import pytest
 
-from perfatlas import noise_analysis as na
+from perfatlas.noise import analysis as na
 from perfatlas.stats import block_bootstrap_ratio_of_sums
 
 QUANTUM = 100_000.0  # ns

@@ -9,8 +9,8 @@ import subprocess
 import pytest
 
 from perfatlas.machine import Machine
+from perfatlas.memory.analysis_numa import numa_matrices, summary_line
 from perfatlas.native import executable
-from perfatlas.numa_analysis import numa_matrices, summary_line
 from perfatlas.report import write_report
 from perfatlas.store import Result, Store
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from perfatlas.numa_analysis import numa_matrices, summary_line
+from perfatlas.memory.analysis_numa import numa_matrices, summary_line
 from perfatlas.report import write_report
 from perfatlas.store import Store
 

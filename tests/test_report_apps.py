@@ -1,7 +1,7 @@
 """The report sections of the application proxies (app.spsolve, app.madbench, app.spmv,
 app.sweep) after small real measurements through the CLI: each section is present with its
 figures, and its figures are the documents' and the stored samples' (exact where they can be);
-the analysis (perfatlas.app_analysis) with exact numbers; a proxy that cannot run in this build
+the analysis (perfatlas.apps) with exact numbers; a proxy that cannot run in this build
 is "not measurable here", not a failed suite."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perfatlas.app_analysis import spmv as spmv_analysis
-from perfatlas.app_analysis import sweep as sweep_analysis
-from perfatlas.app_analysis.points import Point, phase_stack, points
+from perfatlas.apps import analysis_spmv as spmv_analysis
+from perfatlas.apps import analysis_sweep as sweep_analysis
+from perfatlas.apps.analysis_points import Point, phase_stack, points
+from perfatlas.apps.figures import seconds_with_ci
 from perfatlas.native import bin_dir
-from perfatlas.report.apps import seconds_with_ci
 from perfatlas.report.common import number
 from perfatlas.stats import ratio, summarize
 from perfatlas.store import Result, Store
@@ -492,9 +492,9 @@ def test_spmv_measured_efficiency_and_roofline_bound_are_exact():
 
 
 def test_without_np_1_the_sweep_section_shows_the_documents_efficiency_and_says_why():
+    from perfatlas.apps.section_sweep import build
     from perfatlas.report.blocks import Note, Table
     from perfatlas.report.data import RunData
-    from perfatlas.report.sections.app_sweep import build
 
     results = sweep_results(2, [8.0, 10.0, 12.0], reference_grind_ns=5.0)
     params = results[0].params

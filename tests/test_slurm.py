@@ -20,12 +20,12 @@ from netns_hosts import hosts_lock, hosts_unavailable
 
 import perfatlas
 from perfatlas.benchmarks import get
+from perfatlas.cluster.analysis_nodes import node_groups
 from perfatlas.cluster.collect import collect
 from perfatlas.cluster.job import batch_script, make_steps
 from perfatlas.launchers import LaunchOptions, SlurmOptions
 from perfatlas.machine import Machine
 from perfatlas.native import executable
-from perfatlas.nodes_analysis import node_groups
 from perfatlas.runner import Planned
 from perfatlas.store import Result, Store
 

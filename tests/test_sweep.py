@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from perfatlas.comparison import PointRatio, geometric_mean_ratio, point_ratios
+from perfatlas.experiments.analysis_comparison import PointRatio, geometric_mean_ratio, point_ratios
+from perfatlas.experiments.analysis_sweep import scaling, sweep_points
+from perfatlas.experiments.sweep import plan, schedule
 from perfatlas.placement import Placement
 from perfatlas.stats import Ratio
 from perfatlas.store import Result, pool_launches
-from perfatlas.sweep import plan, schedule
-from perfatlas.sweep_analysis import scaling, sweep_points
 
 SPSOLVE = ["app.spsolve", "problem=laplace2d", "n=12", "repeat=3", "warmup=0"]
 

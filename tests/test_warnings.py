@@ -13,6 +13,7 @@ import pytest
 
 from perfatlas.benchmarks import get
 from perfatlas.contract import placement_warnings, result_warnings
+from perfatlas.experiments.sweep import placement_warnings as sweep_placement_warnings
 from perfatlas.export import export
 from perfatlas.machine import Machine
 from perfatlas.placement import Placement, obtained
@@ -23,7 +24,6 @@ from perfatlas.scenario.launch import Instance, Outcome
 from perfatlas.stats import CV_WARNING, MIN_SAMPLES_FOR_CI, RESOLUTION_FACTOR
 from perfatlas.store import SCHEMA_VERSION, Store
 from perfatlas.summary import print_summary
-from perfatlas.sweep import placement_warnings as sweep_placement_warnings
 from perfatlas.views import print_warnings
 from perfatlas.warning import Kind, WarningRecord
 

@@ -35,13 +35,13 @@ def _key_values(words: list[str]) -> dict[str, str]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from perfatlas import suite as suites
+    from perfatlas.cluster.views import print_nodes
+    from perfatlas.experiments.analysis_sweep import print_sweep
     from perfatlas.machine import Machine
-    from perfatlas.nodes_summary import print_nodes
     from perfatlas.plan import suite_plan
     from perfatlas.report import write_report
     from perfatlas.runner import Runner, console
     from perfatlas.summary import print_summary
-    from perfatlas.sweep_analysis import print_sweep
     from perfatlas.units import parse_cpu_list
 
     _check_plan_json(args)
@@ -73,8 +73,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _llc_sizing(args: argparse.Namespace, machine):
-    """The LLC a suite's sizes follow (perfatlas.cache_probe), said in one line."""
-    from perfatlas.cache_probe import not_probed, sizing_for
+    """The LLC a suite's sizes follow (perfatlas.memory.cache_probe), said in one line."""
+    from perfatlas.memory.cache_probe import not_probed, sizing_for
     from perfatlas.progress import console
 
     if args.llc == "probe" and args.plan:
@@ -111,8 +111,8 @@ def _show_plan(plan, as_json: bool) -> int:
 
 def cmd_measure(args: argparse.Namespace) -> int:
     from perfatlas.benchmarks import get
+    from perfatlas.cluster.views import print_nodes
     from perfatlas.machine import Machine
-    from perfatlas.nodes_summary import print_nodes
     from perfatlas.runner import Planned, Runner
     from perfatlas.runner import console as progress_console
     from perfatlas.views import console, print_warnings, results_table
@@ -142,14 +142,14 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from perfatlas.benchmarks import get
+    from perfatlas.cluster.views import print_nodes
+    from perfatlas.experiments.analysis_sweep import print_sweep
+    from perfatlas.experiments.sweep import plan, schedule
     from perfatlas.machine import Machine
-    from perfatlas.nodes_summary import print_nodes
     from perfatlas.placement import parse_bind, parse_mempolicy
     from perfatlas.plan import sweep_plan
     from perfatlas.report import write_report
     from perfatlas.runner import Runner, console
-    from perfatlas.sweep import plan, schedule
-    from perfatlas.sweep_analysis import print_sweep
     from perfatlas.units import parse_cpu_list
 
     _check_plan_json(args)
@@ -277,7 +277,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from perfatlas.comparison import point_ratios
+    from perfatlas.experiments.analysis_comparison import point_ratios
     from perfatlas.report import write_comparison_report
     from perfatlas.views import comparison_table, console
 

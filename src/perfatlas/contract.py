@@ -75,7 +75,7 @@ def placement_warnings(document: dict) -> list[WarningRecord]:
             )
         )
     if placement.get("ranks"):  # MPI documents: ranks packed onto shared cores
-        from perfatlas.comm_analysis import rank_sharing_warnings
+        from perfatlas.comm.analysis import rank_sharing_warnings
 
         found += rank_sharing_warnings(placement)
     return found

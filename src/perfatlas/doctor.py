@@ -287,9 +287,9 @@ def virtualization() -> Check:
 
 
 def last_level_cache(machine: Machine) -> Check:
-    """hwloc's LLC against the effective one the latency probe finds (perfatlas.cache_probe):
+    """hwloc's LLC against the effective one the latency probe finds (perfatlas.memory.cache_probe):
     suites size their sweeps from the effective one."""
-    from perfatlas.cache_probe import not_probed, probe
+    from perfatlas.memory.cache_probe import not_probed, probe
 
     if not machine.this_system:  # the probe would measure this machine, not the file's
         return Check(

@@ -65,7 +65,7 @@ def _command_version(argv: list[str]) -> str | None:
 @dataclass
 class Machine:
     topology: dict
-    # perfatlas.cache_probe's record (LlcSizing.record()) once the effective LLC was probed
+    # perfatlas.memory.cache_probe's record (LlcSizing.record()) once the effective LLC was probed
     llc_sizing: dict | None = None
 
     @classmethod
@@ -124,7 +124,7 @@ class Machine:
     @property
     def sizing_llc_bytes(self) -> int:
         """The LLC that sizes are derived from ('4xLLC', contention's streamer): the effective one
-        where perfatlas.cache_probe measured it, else hwloc's."""
+        where perfatlas.memory.cache_probe measured it, else hwloc's."""
         if self.llc_sizing and self.llc_sizing.get("used") == "probe":
             return int(self.llc_sizing["effective_bytes"])
         return self.last_level_cache_bytes

@@ -2,7 +2,7 @@
 
 `perfatlas run SUITE` and `perfatlas sweep` build a Plan and execute its launches; with --plan
 they print it instead (or, with --json, its document) and measure and store nothing. A plan is
-built from the suite's own expansion (perfatlas.suite.expand, perfatlas.sweep) and each
+built from the suite's own expansion (perfatlas.suite.expand, perfatlas.experiments.sweep) and each
 benchmark's own resolution, so what is planned is what is measured. A step that does not fit the
 machine (more threads than PUs, a NUMA node or a PU that does not exist, a size beyond memory)
 refuses the whole plan, naming the step, before the database is opened.
@@ -16,11 +16,11 @@ from typing import Any
 from perfatlas import suite as suites
 from perfatlas.benchmarks.base import Benchmark
 from perfatlas.errors import UserError
+from perfatlas.experiments.sweep import Slot, planned_launches
 from perfatlas.machine import Machine
 from perfatlas.placement import pus_in_order
 from perfatlas.plan_estimate import launch_seconds
 from perfatlas.runner import Planned
-from perfatlas.sweep import Slot, planned_launches
 from perfatlas.units import format_cpu_list, format_size
 
 

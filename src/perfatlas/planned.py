@@ -20,7 +20,7 @@ from perfatlas.warning import WarningRecord
 @dataclass(frozen=True)
 class Planned:
     """One measurement of a run: a benchmark, its resolved parameters, and for a sweep's launch
-    the placement to apply and the annotation of its document (perfatlas.sweep.Slot)."""
+    the placement to apply and the annotation of its document (perfatlas.experiments.sweep.Slot)."""
 
     benchmark: Benchmark
     params: dict[str, Any]

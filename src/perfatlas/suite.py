@@ -3,12 +3,12 @@
 A step's value may be a scalar, a list (every combination is measured), or a size sweep
 `{from = "4KiB", to = "256MiB", per_doubling = 2}` (geometric points, rounded to 64 bytes; bounds
 may be multiples of the last-level cache, `to = "4xLLC"`: the effective one where
-perfatlas.cache_probe measured it, else hwloc's). The sizes of a step whose benchmark measures a
-size series in one process (mem.*) go to one launch per combination of its other parameters
-(docs/sizing.md). `threads = "all"` means one thread per PU; `--threads LIST` replaces the
-thread counts of every step whose benchmark takes threads.
+perfatlas.memory.cache_probe measured it, else hwloc's). The sizes of a step whose benchmark
+measures a size series in one process (mem.*) go to one launch per combination of its other
+parameters (docs/sizing.md). `threads = "all"` means one thread per PU; `--threads LIST` replaces
+the thread counts of every step whose benchmark takes threads.
 A step with `bind`, `mempolicy` or `launches` is a sweep: its thread counts x bindings x memory
-policies, each launched `launches` times, interleaved (perfatlas.sweep).
+policies, each launched `launches` times, interleaved (perfatlas.experiments.sweep).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from typing import Any
 from perfatlas.benchmarks import get
 from perfatlas.benchmarks.base import Benchmark
 from perfatlas.errors import UserError
+from perfatlas.experiments.sweep import Slot, plan, schedule
 from perfatlas.machine import Machine
 from perfatlas.placement import parse_bind, parse_mempolicy
-from perfatlas.sweep import Slot, plan, schedule
 from perfatlas.units import geometric_sizes, parse_size
 
 
@@ -33,7 +33,9 @@ from perfatlas.units import geometric_sizes, parse_size
 class Measurement:
     benchmark: Benchmark
     raw: dict[str, Any]
-    slots: tuple[Slot, ...] = ()  # a sweep step's launches (perfatlas.sweep), else one launch
+    slots: tuple[
+        Slot, ...
+    ] = ()  # a sweep step's launches (perfatlas.experiments.sweep), else one launch
 
 
 def suite_names() -> list[str]:
@@ -79,8 +81,8 @@ def suite_size(
     text: str | int, machine: Machine | None, what: str, llc_bytes: int | None = None
 ) -> int:
     """A size, or a multiple of the last-level cache ('4xLLC') so that suites scale with the
-    machine. The LLC is `llc_bytes` when given (the effective one, perfatlas.cache_probe), else
-    the machine's sizing LLC (the probed one if it was probed, else hwloc's)."""
+    machine. The LLC is `llc_bytes` when given (the effective one, perfatlas.memory.cache_probe),
+    else the machine's sizing LLC (the probed one if it was probed, else hwloc's)."""
     if isinstance(text, str) and text.upper().endswith("XLLC"):
         if machine is None and llc_bytes is None:
             raise UserError(f"{what}='{text}' needs the machine's cache sizes")

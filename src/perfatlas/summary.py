@@ -1,10 +1,10 @@
 """Terminal summaries: the compact result of a run (after `perfatlas run`: the tables registered
-in perfatlas.summaries) and the topology."""
+by the summary_*.py modules of the domain packages) and the topology."""
 
 from __future__ import annotations
 
-from perfatlas.levels import hwloc_caches
 from perfatlas.machine import Machine, cache_rows
+from perfatlas.memory.analysis_levels import hwloc_caches
 from perfatlas.report.data import RunData, params_label, warning_tally
 from perfatlas.store import Store
 from perfatlas.summary_tables import all_tables
@@ -22,14 +22,14 @@ def print_summary(store: Store, run_id: int) -> None:
         f"{sum(1 for r in data.results if r.samples)} results"
     )
     llc = (run.get("context") or {}).get("llc") or {}
-    if llc.get("effective_bytes"):  # perfatlas.cache_probe
+    if llc.get("effective_bytes"):  # perfatlas.memory.cache_probe
         chosen = "effective" if llc.get("used") == "probe" else "hwloc's"
         console.print(
             f"last-level cache: hwloc {format_size(llc['hwloc_bytes'])}, effective "
             f"{format_size(llc['effective_bytes'])}; sizes relative to the LLC follow {chosen}"
         )
     measured = {r.benchmark for r in data.results}
-    for table in all_tables():  # registered with their benchmarks (perfatlas.summaries)
+    for table in all_tables():  # registered with their benchmarks (summary_*.py)
         if measured.intersection(table.benchmarks):
             shown = table.build(data)
             if shown is not None:

@@ -1,16 +1,16 @@
 """Terminal summary tables, registered with their benchmarks: adding one is a function in a module
-of perfatlas.summaries decorated with @summary_table (the report's sections work alike,
-report/registry.py). `perfatlas run` prints, in order, every table whose benchmarks the run
-measured and that has something to show.
+summary_*.py of a domain package (memory/, noise/, comm/, ...) decorated with @summary_table (the
+report's sections work alike, report/registry.py; perfatlas.discovery finds both). `perfatlas run`
+prints, in order, every table whose benchmarks the run measured and that has something to show.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from perfatlas.discovery import import_modules
 
 if TYPE_CHECKING:
     from perfatlas.report.data import RunData
@@ -42,9 +42,6 @@ def summary_table(
 
 
 def all_tables() -> list[SummaryTable]:
-    """Every table of the modules in perfatlas.summaries, imported once, in summary order."""
-    from perfatlas import summaries
-
-    for module in pkgutil.iter_modules(summaries.__path__):
-        importlib.import_module(f"{summaries.__name__}.{module.name}")
+    """Every table of the summary_* modules of perfatlas's packages, in summary order."""
+    import_modules("summary")
     return sorted(_TABLES.values(), key=lambda t: t.order)

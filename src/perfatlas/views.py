@@ -7,7 +7,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from perfatlas.comparison import PointRatio
+from perfatlas.experiments.analysis_comparison import PointRatio
 from perfatlas.report.data import params_label
 from perfatlas.store import Result
 from perfatlas.units import format_value

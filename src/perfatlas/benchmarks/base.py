@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from perfatlas.contract import result_warnings
+from perfatlas.discovery import import_modules
 from perfatlas.errors import UserError
 from perfatlas.launch_plan import prepare_launch
 from perfatlas.launchers import LaunchOptions
@@ -435,7 +436,7 @@ def register(cls: type[Benchmark]) -> type[Benchmark]:
 
 
 def get(name: str) -> Benchmark:
-    from perfatlas import benchmarks  # noqa: F401  (imports every module, filling the registry)
+    import_modules("bench")  # every bench_* module of perfatlas's packages registers itself
 
     if name not in _REGISTRY:
         raise UserError(
@@ -445,6 +446,6 @@ def get(name: str) -> Benchmark:
 
 
 def all_benchmarks() -> list[Benchmark]:
-    from perfatlas import benchmarks  # noqa: F401
+    import_modules("bench")
 
     return [_REGISTRY[name] for name in sorted(_REGISTRY)]

@@ -1,5 +1,5 @@
 """perfatlas profile: run a program under libperfatlas-ipm.so, read and check what it wrote
-(docs/profile.md), store it, and draw it (report/sections/profile.py).
+(docs/profile.md), store it, and draw it (profile/section_profile.py).
 
 documents         load and validate perfatlas.ipm/1 and perfatlas.ipm-rank/1 documents
 partial           the partial profile built from rank files when ipm-profile.json is absent

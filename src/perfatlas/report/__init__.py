@@ -1,7 +1,8 @@
 """The HTML report of a run: ONE self-contained file (inline CSS, inline SVG plots, no URL).
 
-Sections are registered in report/sections/ (one module each, see registry.py); a section with
-nothing to show in this run is left out, so a `perfatlas measure` run gives a short report.
+Sections are registered by the section_*.py modules of the domain packages and of report/ (one
+module each, see registry.py); a section with nothing to show in this run is left out, so a
+`perfatlas measure` run gives a short report.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from perfatlas.levels import Cache, hwloc_caches
+from perfatlas.memory.analysis_levels import Cache, hwloc_caches
 from perfatlas.store import Result, Store, pool_launches
 from perfatlas.units import format_cpu_list, format_size, parse_cpu_list
 from perfatlas.warning import Kind

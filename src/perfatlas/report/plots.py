@@ -19,7 +19,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator  # noqa: E402
 
-from perfatlas.levels import Cache, Level  # noqa: E402
+from perfatlas.memory.analysis_levels import Cache, Level  # noqa: E402
 from perfatlas.report.data import Curve  # noqa: E402
 
 COLORS = plt.get_cmap("tab10").colors

@@ -1,4 +1,5 @@
-"""Report sections, registered by name (ReFrame style): adding one is one module in sections/.
+"""Report sections, registered by name (ReFrame style): adding one is one module section_*.py
+in the package of its domain (report/ for the run-wide ones).
 
 A section is a function RunData -> list of blocks; it returns an empty list (or None) when the run
 holds nothing for it, and the report then leaves it out.
@@ -6,11 +7,11 @@ holds nothing for it, and the report then leaves it out.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from perfatlas.discovery import import_modules
 
 if TYPE_CHECKING:
     from perfatlas.report.blocks import Block
@@ -41,9 +42,6 @@ def section(name: str, title: str, order: int) -> Callable[[Builder], Builder]:
 
 
 def all_sections() -> list[Section]:
-    """Every section module in perfatlas.report.sections, imported once, in report order."""
-    from perfatlas.report import sections
-
-    for module in pkgutil.iter_modules(sections.__path__):
-        importlib.import_module(f"{sections.__name__}.{module.name}")
+    """Every section of the section_* modules of perfatlas's packages, in report order."""
+    import_modules("section")
     return sorted(_SECTIONS.values(), key=lambda s: s.order)

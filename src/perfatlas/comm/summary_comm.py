@@ -1,0 +1,128 @@
+"""The communication part of the terminal summary: small-message latency, peak bandwidth,
+collectives vs process count with their growth, RMA latencies, anomalies."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from perfatlas.comm.analysis import find_anomalies
+from perfatlas.comm.series import CASE_TITLES, collective_lines, pingpong_figures, rma_results
+from perfatlas.report.common import number
+from perfatlas.report.data import RunData
+from perfatlas.store import Result
+from perfatlas.summary_tables import summary_table
+from perfatlas.units import format_size
+from perfatlas.views import titled_table
+
+GB = 1e9
+MAX_ANOMALY_ROWS = 8
+
+
+def _ci(result: Result | None, scale: float, unit: str) -> str:
+    if result is None or result.median is None:
+        return "-"
+    m, lo, hi = (number(v * scale) for v in (result.median, result.ci_lo, result.ci_hi))
+    return f"{m} {unit} [dim][{lo}, {hi}][/]"
+
+
+@summary_table("pingpong", 50, ("comm.pingpong",))
+def pingpong_table(data: RunData) -> Table | None:
+    figures = pingpong_figures(data)
+    if not figures:
+        return None
+    table = titled_table(
+        "MPI ping-pong [95 % CI]",
+        "line",
+        "latency, smallest message",
+        "peak bandwidth",
+        "at",
+        "n½",
+        right=(1, 2, 3, 4),
+    )
+    for f in figures:
+        small = f.smallest
+        table.add_row(
+            f.label,
+            f"{format_size(small.params['bytes'])}: {_ci(small, 1e-3, 'µs')}" if small else "-",
+            _ci(f.peak, 1 / GB, "GB/s"),
+            format_size(f.peak.params["bytes"]) if f.peak else "-",
+            format_size(f.half_peak_bytes) if f.half_peak_bytes is not None else "-",
+        )
+    return table
+
+
+@summary_table("collectives", 60, ("comm.allreduce", "comm.barrier"))
+def collectives_table(data: RunData) -> Table | None:
+    lines = collective_lines(data)
+    if not lines:
+        return None
+    table = titled_table(
+        "MPI collectives (smallest vector): median latency per call vs processes P",
+        "collective",
+        "P: latency",
+        "growth (the report says why)",
+    )
+    smallest = {}
+    for line in lines:
+        smallest[line.benchmark] = min(smallest.get(line.benchmark, line.bytes), line.bytes)
+    for line in [line for line in lines if line.bytes == smallest[line.benchmark]]:
+        cells = ", ".join(
+            f"{r.params['processes']}: {number(r.median * 1e-3)} µs" for r in line.results
+        )
+        g = line.growth
+        table.add_row(line.label, cells, g.verdict)
+    return table
+
+
+@summary_table("rma", 70, ("comm.rma",))
+def rma_table(data: RunData) -> Table | None:
+    results = [
+        r
+        for r in rma_results(data)
+        if r.params.get("type") == "double" and r.params.get("count") == 1
+    ]
+    if not results:
+        return None
+    cases = list(dict.fromkeys(r.params["case"] for r in results))
+    table = titled_table(
+        "MPI one-sided latency of one double [95 % CI]",
+        "op",
+        *[CASE_TITLES.get(c, c) for c in cases],
+        right=tuple(range(1, len(cases) + 1)),
+    )
+    for op in dict.fromkeys(r.params["op"] for r in results):
+        cells = []
+        for case in cases:
+            hit = [r for r in results if r.params["op"] == op and r.params["case"] == case]
+            cells.append(_ci(hit[0], 1.0, "ns") if hit else "-")
+        table.add_row(op, *cells)
+    return table
+
+
+@summary_table("comm anomalies", 80, ("comm.distance", "comm.complement", "comm.hotspot"))
+def anomaly_table(data: RunData) -> Table | None:
+    report = find_anomalies(data.results)
+    if not report.groups_checked and not report.anomalies:
+        return None
+    title = (
+        f"MPI anomalies: {len(report.anomalies)} of {report.figures_checked} figures "
+        f"({report.groups_checked} groups; robust z > 3.5 and > 25 % from the others' median)"
+    )
+    table = titled_table(
+        title, "group", "rank / pair", "value", "others' median", "deviation", right=(2, 3, 4)
+    )
+    for a in report.anomalies[:MAX_ANOMALY_ROWS]:
+        scale, unit = (1 / GB, "GB/s") if a.metric.endswith("_Bps") else (1e-3, "µs")
+        mark = "[red]" if a.worse else ""
+        table.add_row(
+            a.group,
+            f"{mark}{a.subject}{'[/]' if mark else ''}",
+            f"{number(a.value * scale)} {unit}",
+            f"{number(a.median * scale)} {unit}",
+            f"{a.relative:+.0%}",
+        )
+    for s in report.suspects:
+        table.add_row(s.group, f"[red]suspect link: host {s.host}[/]", "", "", f"{s.flagged} worse")
+    if not report.anomalies:
+        table.add_row("all groups", "[green]no anomaly[/]", "", "", "")
+    return table

@@ -1,0 +1,106 @@
+"""The memory part of the terminal summary: cache levels, peak bandwidth, contention."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from perfatlas.memory.analysis_levels import compare_with_hwloc
+from perfatlas.memory.series import (
+    bandwidth_peaks,
+    bandwidth_series,
+    contention_ratios,
+    latency_series,
+    levels_of,
+    primary_latency,
+)
+from perfatlas.report.common import number
+from perfatlas.report.data import RunData
+from perfatlas.store import Result
+from perfatlas.summary_tables import summary_table
+from perfatlas.units import format_size
+from perfatlas.views import titled_table
+
+GB = 1e9
+
+
+def _ci(result: Result | None, scale: float = 1.0) -> str:
+    if result is None or result.median is None:
+        return "-"
+    m, lo, hi = (number(v * scale) for v in (result.median, result.ci_lo, result.ci_hi))
+    return f"{m} [dim][{lo}, {hi}][/]"
+
+
+@summary_table("levels", 10, ("mem.latency",))
+def levels_table(data: RunData) -> Table | None:
+    reference = primary_latency(latency_series(data))
+    if reference is None:
+        return None
+    table = titled_table(
+        f"memory levels ({reference.label})",
+        "level",
+        "latency",
+        "on the plateau",
+        "capacity est.",
+        "hwloc",
+        right=(1, 3, 4),
+    )
+    for row in compare_with_hwloc(levels_of(reference, data), data.caches):
+        level, cache = row.level, row.cache
+        hwloc = f"{cache.name} {format_size(cache.size_bytes)}" if cache else "-"
+        if level is None:
+            table.add_row(row.name, "[yellow]not detected[/]", "", "", hwloc)
+            continue
+        capacity = format_size(level.capacity_bytes) if level.capacity_bytes else "beyond caches"
+        table.add_row(
+            level.name,
+            f"{level.latency_ns:.3g} ns",
+            f"{format_size(level.first_bytes)} – {format_size(level.last_bytes)}",
+            capacity,
+            hwloc,
+        )
+    return table
+
+
+@summary_table("bandwidth", 20, ("mem.bandwidth",))
+def bandwidth_table(data: RunData) -> Table | None:
+    series = bandwidth_series(data)
+    if not series:
+        return None
+    threads, rows = bandwidth_peaks(series)
+    counts = [threads[0], threads[-1]] if len(threads) > 1 else threads
+    table = titled_table(
+        "peak bandwidth, GB/s (10^9 byte/s) [95 % CI]",
+        "op",
+        "stores",
+        *[f"{t} thread{'s' * (t > 1)}" for t in counts],
+        right=(2, 3),
+    )
+    for row in rows:
+        stores = (
+            "nt" if row.variant.startswith("non-temporal") else row.variant.replace(" stores", "")
+        )
+        table.add_row(row.op, stores, *[_ci(row.peak.get(t), 1 / GB) for t in counts])
+    return table
+
+
+@summary_table("contention", 30, ("mem.contention",))
+def contention_table(data: RunData) -> Table | None:
+    ratios = contention_ratios(data)
+    if not ratios:
+        return None
+    loads = sorted({c.load for c in ratios})
+    table = titled_table(
+        "contention: loaded / alone [95 % bootstrap CI]",
+        "measure",
+        "working set",
+        *[f"other core {load}s" for load in loads],
+        right=(1, 2, 3),
+    )
+    cells: dict[tuple, dict[str, str]] = {}
+    for c in ratios:
+        mark = "" if c.ratio.ci_lo <= 1.0 <= c.ratio.ci_hi else ("[red]" if c.slowdown > 1 else "")
+        text = f"{mark}{c.ratio.median:.3f}{'[/]' if mark else ''} [dim][{c.ratio.ci_lo:.3f}, {c.ratio.ci_hi:.3f}][/]"
+        cells.setdefault((c.measure, c.bytes), {})[c.load] = text
+    for (measure, n_bytes), by_load in cells.items():
+        table.add_row(measure, format_size(n_bytes), *[by_load.get(load, "-") for load in loads])
+    return table

@@ -1,0 +1,54 @@
+"""The noise part of the terminal summary: slowdown, detours and the BSP model per PU."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from perfatlas.noise.analysis import GRANULARITIES_NS, PROCESSES
+from perfatlas.noise.series import noise_measurements
+from perfatlas.report.common import number
+from perfatlas.report.data import RunData
+from perfatlas.summary_tables import summary_table
+from perfatlas.views import titled_table
+
+
+@summary_table("noise", 40, ("noise",))
+def noise_table(data: RunData) -> Table | None:
+    measurements = noise_measurements(data)
+    if not measurements:
+        return None
+    widest = max(PROCESSES)
+    table = titled_table(
+        f"OS noise (BSP: expected slowdown of supersteps of g on P={widest:.0e} processes)",
+        "measurement",
+        "PU",
+        "slowdown [95 % CI]",
+        "p99 lost",
+        "largest",
+        "top line (share)",
+        *[f"BSP {g / 1e6:g} ms" for g in GRANULARITIES_NS],
+        right=(2, 3, 4, 6, 7),
+    )
+    for m in measurements:
+        bsp = {curve.granularity_ns: curve for curve in m.bsp}
+        at_scale = []
+        for g in GRANULARITIES_NS:
+            curve = bsp.get(g)
+            if curve is None:
+                at_scale.append("-")
+                continue
+            bound = "≥ " if widest > curve.independent_windows else ""  # beyond the tail seen
+            at_scale.append(f"{bound}{number(100 * curve.slowdown[-1])} %")
+        for i, core in enumerate(m.cores):
+            s, line = core.slowdown, core.top_line
+            top = f"{line.frequency_hz:.0f} Hz ({100 * line.share:.0f} %)" if line else "-"
+            table.add_row(
+                m.label if i == 0 else "",
+                str(core.cpu),
+                f"{number(100 * s.median)} % [dim][{number(100 * s.ci_lo)}, {number(100 * s.ci_hi)}][/]",
+                f"{number(core.detours.percentiles_ns[99.0] / 1e3)} us",
+                f"{number(core.detours.largest_ns / 1e3)} us",
+                top,
+                *(at_scale if i == 0 else [""] * len(at_scale)),
+            )
+    return table

@@ -1,2 +1,0 @@
-"""One module per area of the terminal summary; each registers its tables with @summary_table
-(perfatlas.summary_tables), naming the benchmarks they show."""
