@@ -191,7 +191,7 @@ def _correctness(found: list[Point]) -> list[Block]:
     ]
 
 
-@section("app-madbench", "CMB power spectrum out of core (app.madbench)", order=43)
+@section("app-madbench", "CMB power spectrum out of core (app.madbench)", order=62)
 def build(data: RunData) -> list[Block] | None:
     found = points(data.results, analysis_madbench.BENCHMARK)
     if not found:

@@ -253,7 +253,7 @@ def _roofline_table(roofs: list[analysis_spmv.Roofline]) -> Table:
     )
 
 
-@section("app-spmv", "Irregular SpMV with remote access (app.spmv)", order=42)
+@section("app-spmv", "Irregular SpMV with remote access (app.spmv)", order=61)
 def build(data: RunData) -> list[Block] | None:
     found = points(data.results, analysis_spmv.BENCHMARK)
     if not found:

@@ -108,7 +108,7 @@ def _facts_table(found: list[Point]) -> Table:
     )
 
 
-@section("app-spsolve", "Sparse direct solve (app.spsolve)", order=41)
+@section("app-spsolve", "Sparse direct solve (app.spsolve)", order=60)
 def build(data: RunData) -> list[Block] | None:
     found = points(data.results, analysis_spsolve.BENCHMARK)
     if not found:

@@ -216,7 +216,7 @@ def _balance_table(series: list[analysis_sweep.WeakScaling]) -> Table:
     )
 
 
-@section("app-sweep", "Wavefront transport sweep (app.sweep)", order=44)
+@section("app-sweep", "Wavefront transport sweep (app.sweep)", order=63)
 def build(data: RunData) -> list[Block] | None:
     series = analysis_sweep.weak_scaling(data.results)
     if not series:

@@ -62,7 +62,7 @@ RULE = (
 )
 
 
-@section("nodes", "Nodes: per-node results and asymmetry", order=57)
+@section("nodes", "Nodes: per-node results and asymmetry", order=55)
 def nodes_section(data: RunData) -> list[Block]:
     groups = node_groups(data.results)
     links = link_rows(data.results)

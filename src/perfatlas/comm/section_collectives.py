@@ -152,7 +152,7 @@ CRITERION = (
 )
 
 
-@section("comm-collectives", "MPI collectives", order=53)
+@section("comm-collectives", "MPI collectives", order=52)
 def collectives_section(data: RunData) -> list[Block]:
     lines = collective_lines(data)
     if not lines:

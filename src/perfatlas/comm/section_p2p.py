@@ -175,7 +175,7 @@ def _context(series: list[Series]) -> Table:
     )
 
 
-@section("comm-pointtopoint", "MPI point-to-point", order=51)
+@section("comm-pointtopoint", "MPI point-to-point", order=50)
 def pointtopoint_section(data: RunData) -> list[Block]:
     latency = pingpong_series(data, "latency_ns")
     bandwidth = pingpong_series(data, "bandwidth_Bps")

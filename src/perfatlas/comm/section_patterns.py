@@ -265,7 +265,7 @@ def anomaly_blocks(report: AnomalyReport) -> list[Block]:
     return blocks
 
 
-@section("comm-patterns", "MPI patterns: distance, hotspot, complement", order=52)
+@section("comm-patterns", "MPI patterns: distance, hotspot, complement", order=51)
 def patterns_section(data: RunData) -> list[Block]:
     names = ("comm.distance", "comm.hotspot", "comm.complement")
     results = [r for name in names for r in data.measured(name)]

@@ -115,7 +115,7 @@ def _all_rows(results: list[Result]) -> list[list[str]]:
     ]
 
 
-@section("comm-rma", "MPI one-sided access (RMA)", order=54)
+@section("comm-rma", "MPI one-sided access (RMA)", order=53)
 def rma_section(data: RunData) -> list[Block]:
     results = rma_results(data)
     missing = rma_unmeasurable(data)

@@ -169,7 +169,7 @@ def _variability(points: list[SweepPoint]) -> Table:
     )
 
 
-@section("sweep", "Sweeps: threads, binding, memory placement", order=45)
+@section("sweep", "Sweeps: threads, binding, memory placement", order=70)
 def build(data: RunData) -> list[Block] | None:
     points = sweep_points(data.launches)
     if not points:

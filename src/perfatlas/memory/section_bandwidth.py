@@ -134,7 +134,7 @@ def _data_table(series: list[Series]) -> Table:
     return Table(["series", "working set", "median [95 % CI]", "n"], rows, numeric=(1, 2, 3))
 
 
-@section("memory-bandwidth", "Memory bandwidth", order=40)
+@section("memory-bandwidth", "Memory bandwidth", order=31)
 def bandwidth_section(data: RunData) -> list[Block]:
     results = data.measured("mem.bandwidth", "bandwidth_Bps")
     if not results:

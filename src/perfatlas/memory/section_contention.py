@@ -73,7 +73,7 @@ def _rows(ratios: list[ContentionRatio]) -> list[list[str]]:
     ]
 
 
-@section("contention", "Memory contention", order=50)
+@section("contention", "Memory contention", order=32)
 def contention_section(data: RunData) -> list[Block]:
     ratios = contention_ratios(data)
     if not ratios:

@@ -63,7 +63,7 @@ def _rows(matrices: list[NumaMatrix]) -> list[list[str]]:
     return rows
 
 
-@section("numa-matrix", "NUMA matrix (mem.numa_matrix)", order=46)
+@section("numa-matrix", "NUMA matrix (mem.numa_matrix)", order=33)
 def numa_matrix_section(data: RunData) -> list[Block]:
     matrices = numa_matrices(data.measured("mem.numa_matrix"))
     if not matrices:

@@ -7,6 +7,6 @@ from perfatlas.report.data import RunData
 from perfatlas.summary_tables import summary_table
 
 
-@summary_table("numa", 90, ("mem.numa_matrix",))
+@summary_table("numa", 35, ("mem.numa_matrix",))
 def numa_line(data: RunData) -> str | None:
     return summary_line(numa_matrices(data.measured("mem.numa_matrix"))) or None

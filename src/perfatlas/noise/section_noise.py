@@ -380,7 +380,7 @@ def _missing_granularities(measurements: list[NoiseMeasurement]) -> Note | None:
     )
 
 
-@section("noise", "OS noise", order=55)
+@section("noise", "OS noise", order=40)
 def noise_section(data: RunData) -> list[Block]:
     measurements = noise_measurements(data)
     if not measurements:

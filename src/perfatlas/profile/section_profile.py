@@ -286,6 +286,6 @@ def profile_blocks(stored: dict) -> list[Block]:
     return blocks
 
 
-@section("profile", "MPI profile (perfatlas-ipm)", order=58)
+@section("profile", "MPI profile (perfatlas-ipm)", order=80)
 def profile_section(data: RunData) -> list[Block]:
     return [block for stored in data.profiles for block in profile_blocks(stored)]

@@ -7,7 +7,7 @@ from perfatlas.report.data import RunData, params_label
 from perfatlas.report.registry import section
 
 
-@section("not-measurable", "Not measurable here", order=60)
+@section("not-measurable", "Not measurable here", order=90)
 def unmeasurable_section(data: RunData) -> list[Block]:
     if not data.unmeasurable:
         return []

@@ -11,7 +11,7 @@ from perfatlas.units import format_value
 OPEN_LIMIT = 20  # more warnings than this: the full table starts folded, a tally shows first
 
 
-@section("warnings", "Warnings", order=70)
+@section("warnings", "Warnings", order=95)
 def warnings_section(data: RunData) -> list[Block]:
     kinds = warning_tally(data.results)
     if not kinds:

@@ -224,7 +224,7 @@ def matrix_blocks(matrix: dict) -> list[Block]:
     ]
 
 
-@section("scenario", "Interference scenarios (PARbench)", order=57)
+@section("scenario", "Interference scenarios (PARbench)", order=75)
 def build(data: RunData) -> list[Block] | None:
     blocks: list[Block] = []
     for scenario in data.scenarios:
