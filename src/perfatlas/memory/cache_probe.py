@@ -6,12 +6,16 @@ reached memory after a few MiB, so sweeps sized as multiples of the LLC went to 
 suites therefore size from the *effective* LLC, measured here, bounded by hwloc's.
 
 Method (the lmbench lat_mem_rd curve, McVoy & Staelin 1996, read at one threshold):
-1. pa-mem-latency measures one reference working set of 4x hwloc's LLC (at most 1 GiB and a
-   quarter of memory): its latency M is memory's. A second launch measures a size series with
-   the `page` chain (random lines within pages, pages in random order: caches and memory without
-   TLB misses) from 128 KiB to 8 MiB at 2 points per doubling, twice over, 5 samples of 2 ms per
-   point; the fastest sample of each size counts, since interference (other tenants streaming
-   through a shared cache, preemption) only ever slows a sample down.
+1. One launch of pa-mem-latency measures a size series with the `page` chain (random lines
+   within pages, pages in random order: caches and memory without TLB misses) from 128 KiB to
+   8 MiB at 2 points per doubling, then one reference working set of 4x hwloc's LLC (at most
+   1 GiB and a quarter of memory), whose latency M is memory's; the whole series twice over, 5
+   samples of 2 ms per point. The fastest sample of each size counts, since interference (other
+   tenants streaming through a shared cache, preemption) only ever slows a sample down; and the
+   reference is measured in the same launch and passes as the curve, so that a burst of
+   interference cannot inflate M alone (on the shared development VM a reference measured on
+   its own came out at 63 to 129 ns from one probe to the next, and an inflated M put the
+   threshold above memory's real latency).
 2. The effective LLC is the largest working set before the curve rises for good to M/2 or more:
    the last point below M/2 after which no point falls below it again (so one slow sample in the
    cache region does not end it). Past the LLC's capacity the chase misses ever more often; at
@@ -149,14 +153,14 @@ def probe(machine: Machine) -> LlcSizing:
     )
     reference -= reference % 4096
     low, high = FIRST_BYTES, min(FIRST_CHUNK_TO, hwloc)
-    memory_point = _latencies([reference], cpu)
-    if not memory_point:
+    first = dict(_latencies([*geometric_sizes(low, high, PER_DOUBLING), reference], cpu, PASSES))
+    if reference not in first:
         return LlcSizing(
             hwloc, None, "hwloc", "the latency probe measured nothing (not measurable)"
         )
-    memory = memory_point[0][1]
-    curve = _latencies(geometric_sizes(low, high, PER_DOUBLING), cpu, PASSES)
-    launches = 2
+    memory = first.pop(reference)
+    curve = sorted(first.items())
+    launches = 1
     while high < hwloc and not _reached_memory(curve, memory):
         low, high = high, min(high * CHUNK_GROWTH, hwloc)
         sizes = [size for size in geometric_sizes(low, high, PER_DOUBLING) if size > low]
