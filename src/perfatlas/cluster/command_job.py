@@ -11,8 +11,7 @@ import shlex
 import time
 from pathlib import Path
 
-from perfatlas.cluster import slurm
-from perfatlas.cluster.front_end import RunEnded, poll_s, start_job
+from perfatlas.cluster.front_end import cancel_if_hopeless, poll_s, start_job
 from perfatlas.cluster.job import sbatch_lines
 from perfatlas.launchers import LaunchOptions
 from perfatlas.progress import console
@@ -53,13 +52,7 @@ def run_command_job(
                 shown.update(f"{name}: job {job.job_id} {state.state}")
                 if state.finished:
                     break
-                if state.state == "PENDING" and state.reason in slurm.HOPELESS:
-                    job.cancel()
-                    raise RunEnded(
-                        f"job {job.job_id} can never start ({state.reason}): it was cancelled; "
-                        "ask for fewer nodes or less time, or another partition",
-                        "failed",
-                    )
+                cancel_if_hopeless(job, state)
                 time.sleep(poll_s())
     except BaseException:  # Ctrl-C, SIGTERM: stop the job
         job.cancel()

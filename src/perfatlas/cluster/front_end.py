@@ -49,6 +49,18 @@ class RunEnded(UserError):
         self.run_status = run_status
 
 
+def cancel_if_hopeless(job, state) -> None:
+    """A job pending for a reason that never clears (slurm.HOPELESS: more nodes or time than the
+    partition allows ...) is cancelled, and the run ends with the reason."""
+    if state.state == "PENDING" and state.reason in slurm.HOPELESS:
+        job.cancel()
+        raise RunEnded(
+            f"job {job.job_id} can never start ({state.reason}): it was cancelled; "
+            "ask for fewer nodes or less time, or another partition",
+            "failed",
+        )
+
+
 def jobs_folder(store_path: Path) -> Path:
     """Where job folders go: $PERFATLAS_JOB_DIR, else perfatlas-jobs/ beside the database (a
     shared filesystem on a cluster: compute nodes write there)."""
@@ -213,13 +225,7 @@ def _watch(runner: Destination, job: Job, steps: list[Step], folder: Path) -> li
                     unknown == 0 or unknown >= UNKNOWN_POLLS or _script_ended(folder)
                 ):
                     break
-                if state.state == "PENDING" and state.reason in slurm.HOPELESS:
-                    job.cancel()
-                    raise RunEnded(
-                        f"job {job.job_id} can never start ({state.reason}): it was cancelled; "
-                        "ask for fewer nodes or less time, or another partition",
-                        "failed",
-                    )
+                cancel_if_hopeless(job, state)
                 time.sleep(poll_s())
             _wait_for_files(folder, waiting)
             import_finished(final=True)
