@@ -274,5 +274,7 @@ def draw_heatmap(
     if annotate is None:
         return
     for (row, column), value in np.ndenumerate(values):
-        if value > 0:
-            ax.text(column, row, annotate(value), ha="center", va="center", fontsize=7, color="w")
+        if value > 0:  # dark text on viridis' light (yellow, green) end, white on its dark end
+            light = image.norm(value) > 0.6
+            color = "black" if light else "white"
+            ax.text(column, row, annotate(value), ha="center", va="center", fontsize=7, color=color)
