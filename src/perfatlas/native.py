@@ -86,20 +86,19 @@ def run_launch(
     if process.returncode != 0:
         raise UserError(launcher.failure(launch, name, process.returncode, stderr + stdout))
     try:
-        parsed = json.loads(stdout)
+        parsed = stream.finish()  # the single document, or the list elements not yet handed out
     except json.JSONDecodeError as error:
         raise UserError(
             f"{name} wrote malformed JSON ({error}); this is a perfatlas bug"
         ) from error
-    if not isinstance(parsed, list):
+    if not stream.is_list:
         if on_document is not None and isinstance(parsed, dict):
             on_document(parsed)
         return parsed
-    rest = parsed[len(arrived) :]  # the stream handed out the first elements already
-    for document in rest:
+    for document in parsed:  # the elements completed by the end of the output
         if on_document is not None:
             on_document(document)
-    return arrived + rest
+    return arrived + parsed
 
 
 def _read_until_end(

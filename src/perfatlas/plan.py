@@ -174,15 +174,14 @@ def describe(launch: PlannedLaunch, machine: Machine) -> dict[str, Any]:
 
 def _cpus(item: Planned, machine: Machine) -> str:
     params = item.params
-    cpus = params.get("cpus")
-    if isinstance(cpus, list):
-        return format_cpu_list(cpus)
+    pinned = _cpu_list(item, machine)
+    if isinstance(params.get("cpus"), list):
+        return format_cpu_list(pinned)
     threads = params.get("threads")
     if item.placement is not None:
-        if item.placement.bind == "none":
+        if pinned is None:  # --bind none
             return f"{threads or 1} thread(s), unbound (the OS decides)"
-        order = pus_in_order(machine, item.placement.bind)[: int(threads or 1)]
-        return f"{format_cpu_list(order)} (OpenMP {item.placement.bind} binding)"
+        return f"{format_cpu_list(pinned)} (OpenMP {item.placement.bind} binding)"
     if "np" in params and _launcher(item) != "local":
         per_rank = f" x {threads} thread(s)" if threads else ""
         return f"{params['np']} rank(s){per_rank}, placed by mpirun"

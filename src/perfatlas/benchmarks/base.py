@@ -101,13 +101,20 @@ def size_param(
     )
 
 
+def series_param(params: dict[str, Any], benchmark: Benchmark) -> Param | None:
+    """The series parameter these parameters give a list of (bytes=A,B,...), or None."""
+    return next(
+        (p for p in benchmark.declared() if p.series and isinstance(params.get(p.name), list)),
+        None,
+    )
+
+
 def series_points(params: dict[str, Any], benchmark: Benchmark) -> list[dict[str, Any]]:
     """One parameter set per point of a series parameter (a single set when there is none)."""
-    for param in benchmark.declared():
-        values = params.get(param.name)
-        if param.series and isinstance(values, list):
-            return [dict(params, **{param.name: value}) for value in values]
-    return [params]
+    param = series_param(params, benchmark)
+    if param is None:
+        return [params]
+    return [dict(params, **{param.name: value}) for value in params[param.name]]
 
 
 def int_param(

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from perfatlas.benchmarks.base import series_param
+
 
 class SeriesPoints:
     """The points of one launch (a single point when the measurement is no series)."""
 
     def __init__(self, benchmark: Any, params: dict[str, Any]):
         self.benchmark = benchmark
-        self.param = next(
-            (p for p in benchmark.params if p.series and isinstance(params.get(p.name), list)),
-            None,
-        )
+        self.param = series_param(params, benchmark)
         self.values: list[Any] = params[self.param.name] if self.param else [None]
         self.per_point: list[int] = []  # documents seen of each point reached so far
 
