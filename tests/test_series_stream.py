@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from perfatlas.benchmarks import get
 from perfatlas.document_stream import DocumentStream
 from perfatlas.executors import get_executor
@@ -202,3 +204,35 @@ def test_a_launch_that_stops_inside_a_point_of_two_documents_names_that_point(tm
     assert points.failed_at() == 1 and points.label(1) == "point 2 of 3 (bytes=8 KiB)"
     points.arrived(documents[3])
     assert points.failed_at() == 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[{"a": 1},\n {"b": [1, 2]}]\n',
+        '{"a": 1}',
+        "[ ]\n",
+        '[{"a": 1}, {"b": 2}',  # cut off before the closing bracket
+        '[{"a": 1}]x',  # extra data
+        '[{"a": 1} {"b": 2}]',  # the comma between elements missing
+        '[{"a": 1},]',  # a trailing comma
+        '[{"a": 1}, {"b":',  # an element cut off
+        "",
+    ],
+)
+def test_the_stream_accepts_and_refuses_exactly_what_json_loads_does(text):
+    for piece in (1, 3, len(text) or 1):
+        stream = DocumentStream()
+        found = [
+            e
+            for start in range(0, len(text), piece)
+            for e in stream.feed(text[start : start + piece])
+        ]
+        try:
+            expected = json.loads(text)
+        except json.JSONDecodeError:
+            with pytest.raises(json.JSONDecodeError):
+                stream.finish()
+            continue
+        rest = stream.finish()
+        assert (found + rest if stream.is_list else rest) == expected
