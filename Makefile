@@ -28,10 +28,10 @@ deps:
 	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
-$(VENV)/.deps: pyproject.toml
+$(VENV)/.deps: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "scikit-build-core>=0.10" numpy matplotlib jinja2 rich pytest jsonschema
+	$(PY) -m pip install -q "scikit-build-core>=0.10" numpy matplotlib jinja2 rich pytest jsonschema "hypothesis>=6.100"
 	touch $@
 
 # The CPUs the native code is built for (docs/portability.md): this machine's (native, the

@@ -7,8 +7,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from perfatlas.cli import main
+
+# Property-based tests (Hypothesis): the same examples on every machine and every run, so that a
+# red CI is reproducible; no deadline, since 2 shared cores make a single example's time noisy.
+settings.register_profile(
+    "perfatlas",
+    derandomize=True,
+    deadline=None,
+    max_examples=150,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+settings.load_profile("perfatlas")
 
 
 @dataclass
