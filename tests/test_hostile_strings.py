@@ -70,6 +70,7 @@ class Sandbox:
         subprocess.run(
             ["bash", str(script)], cwd=self.cwd, env=env, capture_output=True, timeout=30
         )
+        assert self.pwned() == [], "a hostile value ran as a command"
         return self.calls()
 
     def calls(self) -> list[list[str]]:
@@ -223,8 +224,8 @@ def job_folder_root(sandbox: Sandbox, value: str) -> None:
 
 
 def toml_string(text: str) -> str:
-    """A TOML basic string holding `text` exactly (every awkward character as \\uXXXX)."""
-    plain = "".join(c if c.isprintable() and c not in '"\\' else f"\\u{ord(c):04x}" for c in text)
+    """A TOML basic string holding `text` exactly (every awkward character as \\UXXXXXXXX)."""
+    plain = "".join(c if c.isprintable() and c not in '"\\' else f"\\U{ord(c):08x}" for c in text)
     return f'"{plain}"'
 
 

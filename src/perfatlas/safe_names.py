@@ -26,7 +26,8 @@ def shown(value: object) -> str:
     """A value quoted on one line (control characters escaped), cut after SHOWN characters."""
     if isinstance(value, str) and len(value) > SHOWN:
         return repr(value[:SHOWN]) + f"... ({len(value)} characters)"
-    return repr(value)
+    text = repr(value)
+    return text if len(text) <= 2 * SHOWN else text[: 2 * SHOWN] + "..."
 
 
 def name_problem(value: object) -> str | None:

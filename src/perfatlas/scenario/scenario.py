@@ -246,7 +246,7 @@ def _only(check: _Checker, table: Any, allowed: set[str], where: tuple, what: st
         if key not in allowed:
             raise check.fail(
                 where + (key,),
-                f"unknown key '{key}' in {what} (it takes {', '.join(sorted(allowed))})",
+                f"unknown key {shown(key)} in {what} (it takes {', '.join(sorted(allowed))})",
             )
 
 
@@ -294,7 +294,7 @@ def _cpus(check: _Checker, value: Any, machine: Machine) -> list[int]:
 def of_n(check: _Checker, value: Any, n: int, where: tuple, what: str) -> int:
     """An integer, or an expression of N (the subset's CPU count): N, N+1, N-1, 2N, N/2."""
     if isinstance(value, bool):
-        raise check.fail(where, f"{what} = {value!r} is not a number or an expression of N")
+        raise check.fail(where, f"{what} = {shown(value)} is not a number or an expression of N")
     if isinstance(value, int):
         return value
     if isinstance(value, str):
@@ -305,19 +305,19 @@ def of_n(check: _Checker, value: Any, n: int, where: tuple, what: str) -> int:
         if (match := _N_OVER.match(value)) and int(match.group(1)) > 0:
             return n // int(match.group(1))
     raise check.fail(
-        where, f"{what} = {value!r} is not a number or an expression of N (N, N+1, 2N, N/2)"
+        where, f"{what} = {shown(value)} is not a number or an expression of N (N, N+1, 2N, N/2)"
     )
 
 
 def _integer(check: _Checker, value: Any, where: tuple, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise check.fail(where, f"{what} = {value!r} is not an integer")
+        raise check.fail(where, f"{what} = {shown(value)} is not an integer")
     return value
 
 
 def _variation(check: _Checker, value: Any, where: tuple) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
-        raise check.fail(where, f"variation = {value!r} must be a fraction in [0, 1)")
+        raise check.fail(where, f"variation = {shown(value)} must be a fraction in [0, 1)")
     return float(value)
 
 
@@ -453,7 +453,7 @@ def _bind(
     if len(bind) < threads:
         raise check.fail(
             at + ("bind",),
-            f"{label}: bind = {value!r} names {len(bind)} CPU(s) for {threads} threads "
+            f"{label}: bind = {shown(value)} names {len(bind)} CPU(s) for {threads} threads "
             "(one per thread)",
         )
     return tuple(bind)
@@ -464,7 +464,7 @@ def _known_kernel(check: _Checker, name: Any, where: tuple, label: str) -> str:
     if name not in names:
         raise check.fail(
             where,
-            f"{label}: kernel {name!r} is not in the parbench catalog ('perfatlas list' shows "
+            f"{label}: kernel {shown(name)} is not in the parbench catalog ('perfatlas list' shows "
             f"its {len(names)} kernels)",
         )
     return name
@@ -515,7 +515,8 @@ def _behaviour(check: _Checker, spec: dict, at: tuple, label: str) -> dict[str, 
         or not 0 <= fraction <= 1
     ):
         raise check.fail(
-            where + ("write_fraction",), f"{label}: write_fraction = {fraction!r} must be in [0, 1]"
+            where + ("write_fraction",),
+            f"{label}: write_fraction = {shown(fraction)} must be in [0, 1]",
         )
     return {
         "transfer_rate": _rate(check, target["transfer_rate"], where + ("transfer_rate",), "B")
@@ -542,7 +543,8 @@ def _mix(check: _Checker, value: Any, where: tuple, label: str) -> tuple[MixPart
         stride = part.get("stride", 1)
         if isinstance(stride, bool) or not isinstance(stride, int) or stride not in STRIDES:
             raise check.fail(
-                at + ("stride",), f"{label}: stride = {stride!r} is not one of 1, 2, 4, 8, 16, 32"
+                at + ("stride",),
+                f"{label}: stride = {shown(stride)} is not one of 1, 2, 4, 8, 16, 32",
             )
         if stride != 1 and not next(k for k in catalog() if k.name == name).strided:
             raise check.fail(at + ("stride",), f"{label}: kernel {name} has no stride")
