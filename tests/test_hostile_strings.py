@@ -291,3 +291,20 @@ def test_a_hostile_value_is_refused_in_one_sentence_or_arrives_intact(sandbox, s
         assert "\n" not in message and "\0" not in message and len(message) < 400, message
         assert named in message, message
     assert sandbox.pwned() == [], "a hostile value ran as a command"
+
+
+@pytest.mark.parametrize(
+    "option, value, says",
+    [
+        ("--time", "30:00\ntouch pwned", "--time '30:00\\ntouch pwned' is not a Slurm time limit"),
+        ("--account", "x; touch pwned", "--account 'x; touch pwned' is not a safe name"),
+        ("--partition", "$(touch pwned)", "--partition '$(touch pwned)' is not a safe name"),
+    ],
+)
+def test_a_hostile_slurm_option_is_one_sentence_before_slurm_is_asked(
+    cli, sandbox, option, value, says
+):
+    result = cli("measure", "mem.latency", "bytes=16KiB", "--launcher", "slurm", option, value)
+    assert result.code == 2 and result.err.startswith(f"perfatlas: {says}")
+    assert result.err.count("\n") == 1
+    assert sandbox.calls() == [] and not cli.db.exists()  # neither sbatch nor the store

@@ -18,6 +18,7 @@ from perfatlas.errors import UserError
 from perfatlas.machine import Machine
 from perfatlas.parbench.catalog import catalog
 from perfatlas.runner import Runner, progress_bar
+from perfatlas.safe_names import shown
 from perfatlas.scenario.base_data import ensure_variants
 from perfatlas.scenario.launch import Instance, Outcome, run_together
 from perfatlas.scenario.variants import stored_variants
@@ -50,7 +51,7 @@ def representatives(asked: str | None) -> dict[str, str]:
     for name in (word.strip() for word in asked.split(",") if word.strip()):
         if name not in by_class:
             raise UserError(
-                f"kernel class '{name}' is not in the catalog; the classes are "
+                f"kernel class {shown(name)} is not in the catalog; the classes are "
                 f"{', '.join(by_class)}"
             )
         chosen[name] = by_class[name]
