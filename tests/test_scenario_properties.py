@@ -243,3 +243,32 @@ def test_a_scenario_named_outside_its_folder_is_one_sentence_and_makes_nothing(c
         assert result.code == 2 and result.err.count("\n") == 1, result.err
         assert "is not a safe name" in result.err
     assert [p.name for p in tmp_path.rglob("*")] == ["s.toml"]  # no folder, no database
+
+
+@pytest.mark.parametrize(
+    "flag, value, says",
+    [
+        ("--duration", "1e999s", "--duration inf must be a positive number of seconds"),
+        ("--duration", "1e9s", "--duration 1e+09 s is more than the 3600 s a program may last"),
+        ("--bytes", "1e30", "--bytes="),
+    ],
+)
+def test_a_matrix_that_would_never_end_or_not_fit_is_one_sentence(cli, flag, value, says):
+    result = cli("scenario", "matrix", "--classes", "stream", flag, value)
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert result.err.startswith(f"perfatlas: {says}"), result.err
+
+
+def test_synthesis_refuses_an_infinite_runtime_instead_of_slicing_it_forever():
+    from perfatlas.scenario.synthesis import Target, synthesize
+    from perfatlas.scenario.variants import Variant
+
+    variant = Variant("triad", 240_000, 1, 1, 1e-4, 2.4e5, 8e4, 2e4, 1e-4)
+    with pytest.raises(UserError, match="job 'a': runtime inf s is not finite"):
+        synthesize(
+            runtime_s=math.inf,
+            threads=1,
+            candidates=[variant],
+            target=Target(transfer_rate=1e9),
+            where="job 'a'",
+        )
