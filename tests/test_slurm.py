@@ -216,6 +216,30 @@ def test_a_cancelled_job_keeps_what_finished_and_marks_the_run_interrupted(cli, 
     assert not [r for r in results if r.benchmark == "noise"]
 
 
+def test_a_job_folder_of_awkward_characters_and_a_time_limit_reach_sbatch_whole(
+    cli, slurm_cluster, monkeypatch
+):
+    """The #SBATCH paths are quoted for sbatch's own word splitting (docs/safety/launch.md):
+    job.out lands in the folder as named, and nothing in its name runs."""
+    jobs = cli.db.parent / 'jobs a\'b "c" #d %j $(touch pwned) `touch pwned`'
+    monkeypatch.setenv("PERFATLAS_JOB_DIR", str(jobs))
+    result = cli(
+        "measure", "mem.latency", *LATENCY, "--launcher", "slurm", "--nodes", "2",
+        "--time", "5:00",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    run, results = stored(cli.db)
+    assert hosts_of(results, "mem.latency") == ["pa1", "pa2"]
+    folder = jobs / f"run-{run['id']}"
+    assert (folder / "job.out").is_file() and (folder / "job.err").is_file()
+    assert not list(cli.db.parent.rglob("pwned"))
+    job_id = (folder / "job-id").read_text().strip()
+    shown = subprocess.run(
+        ["scontrol", "show", "job", "-o", job_id], capture_output=True, text=True
+    )
+    assert "TimeLimit=00:05:00" in shown.stdout, shown.stdout + shown.stderr
+
+
 def test_an_unknown_partition_is_one_sentence_and_opens_no_run(cli, slurm_cluster):
     result = cli("measure", "mem.latency", *LATENCY, "--launcher", "slurm", "--partition", "nope")
     assert result.code == 2

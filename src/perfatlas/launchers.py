@@ -56,6 +56,11 @@ class SlurmOptions:
     time: str | None = None
     sbatch_args: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:  # before anything is written (docs/safety/launch.md)
+        from perfatlas.cluster.sbatch_values import check_slurm_values
+
+        check_slurm_values(self.partition, self.account, self.time)
+
 
 @dataclass(frozen=True)
 class LaunchOptions:

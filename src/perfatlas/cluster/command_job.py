@@ -13,6 +13,7 @@ from pathlib import Path
 
 from perfatlas.cluster.front_end import cancel_if_hopeless, poll_s, start_job
 from perfatlas.cluster.job import sbatch_lines
+from perfatlas.cluster.sbatch_values import command_line
 from perfatlas.launchers import LaunchOptions
 from perfatlas.progress import console
 
@@ -28,7 +29,7 @@ def command_script(argv: list[str], options: LaunchOptions, folder: Path, name: 
             "#SBATCH --exclusive",
             f"# {name}: one perfatlas command on a compute node, written by perfatlas",
             f"job={quoted}",
-            f'{shlex.join([*srun, *argv])} >"$job/stdout" 2>"$job/stderr" </dev/null',
+            f'{command_line([*srun, *argv])} >"$job/stdout" 2>"$job/stderr" </dev/null',
             'status=$?; echo "$status" >"$job/status.tmp" && mv "$job/status.tmp" "$job/status"',
             'exit "$status"',
             "",

@@ -31,6 +31,7 @@ from perfatlas.errors import UserError
 from perfatlas.launchers import LaunchOptions
 from perfatlas.planned import Destination, Planned
 from perfatlas.progress import console
+from perfatlas.safe_names import check_name, check_path_text
 
 
 def poll_s() -> float:
@@ -63,12 +64,17 @@ def cancel_if_hopeless(job, state) -> None:
 
 def jobs_folder(store_path: Path) -> Path:
     """Where job folders go: $PERFATLAS_JOB_DIR, else perfatlas-jobs/ beside the database (a
-    shared filesystem on a cluster: compute nodes write there)."""
+    shared filesystem on a cluster: compute nodes write there). Always absolute: scripts and
+    command lines name it, and a relative path could begin with '-' (an option to sbatch)."""
     root = os.environ.get("PERFATLAS_JOB_DIR")
-    return Path(root) if root else Path(store_path).resolve().parent / "perfatlas-jobs"
+    where = "PERFATLAS_JOB_DIR" if root else "the job folder beside the database (--db)"
+    check_path_text(root or store_path, where)
+    folder = Path(root).resolve() if root else Path(store_path).resolve().parent / "perfatlas-jobs"
+    return Path(check_path_text(folder, where))
 
 
 def new_folder(root: Path, name: str) -> Path:
+    check_name(name, "the job folder's name")
     for n in range(1, 1000):
         folder = root / (name if n == 1 else f"{name}.{n}")
         try:
@@ -76,6 +82,8 @@ def new_folder(root: Path, name: str) -> Path:
             return folder
         except FileExistsError:
             continue
+        except OSError as error:
+            raise UserError(f"cannot make the job folder {folder}: {error.strerror}") from None
     raise UserError(f"{root} holds too many folders named {name}; remove old ones")
 
 

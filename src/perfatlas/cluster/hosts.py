@@ -97,8 +97,11 @@ def _new_folder(store_path: Path) -> Path:
     from perfatlas.cluster.front_end import jobs_folder
 
     root = jobs_folder(store_path)
-    root.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix="hosts-", dir=root))
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix="hosts-", dir=root))
+    except OSError as error:
+        raise UserError(f"cannot make a folder in {root}: {error.strerror}") from None
 
 
 def _read(folder: Path, program: str, options: LaunchOptions):

@@ -21,10 +21,12 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from perfatlas.cluster.sbatch_values import command_line, directive
 from perfatlas.launch_plan import prepare_launch
 from perfatlas.launchers import Launch, LaunchOptions, SlurmOptions, get_launcher
 from perfatlas.machine import Machine
 from perfatlas.planned import Planned
+from perfatlas.safe_names import check_name
 
 # step FOLDER COMMAND...: runs COMMAND with its output in FOLDER, then writes its exit status
 # (atomically, by rename): the front end imports a launch once its status file is there.
@@ -94,22 +96,24 @@ def make_steps(
 
 
 def sbatch_lines(options: SlurmOptions, job_folder: Path, name: str) -> list[str]:
+    """The #SBATCH lines; their values checked or quoted (perfatlas.cluster.sbatch_values)."""
     wanted = {
-        "job-name": name,
+        "job-name": check_name(name, "the Slurm job name"),
         "nodes": options.nodes or 1,
         "ntasks-per-node": options.tasks_per_node or 1,
         "partition": options.partition,
         "account": options.account,
         "time": options.time,
-        "output": job_folder / "job.out",
-        "error": job_folder / "job.err",
     }
-    return [f"#SBATCH --{key}={value}" for key, value in wanted.items() if value is not None]
+    lines = [directive(key, value) for key, value in wanted.items() if value is not None]
+    for key, file in (("output", "job.out"), ("error", "job.err")):
+        lines.append(directive(key, job_folder / file, pattern=True))
+    return lines
 
 
 def _command(launch: Launch) -> str:
     env = [f"{key}={value}" for key, value in launch.env.items()]
-    return shlex.join(["env", *env, *launch.argv] if env else launch.argv)
+    return command_line(["env", *env, *launch.argv] if env else launch.argv)
 
 
 def batch_script(steps: list[Step], options: SlurmOptions, job_folder: Path, name: str) -> str:

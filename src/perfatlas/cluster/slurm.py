@@ -13,6 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from perfatlas.cluster.sbatch_values import check_words
 from perfatlas.errors import UserError
 from perfatlas.launchers import SlurmOptions
 
@@ -151,6 +152,7 @@ def preflight(options: SlurmOptions) -> None:
 def submit(script: str, sbatch_args: tuple[str, ...]) -> str:
     """sbatch the script (its #SBATCH lines carry the options); returns the job id."""
     require("sbatch")
+    check_words([*sbatch_args, script])
     done = _run(["sbatch", "--parsable", *sbatch_args, script])
     if done.returncode != 0:
         raise UserError(f"sbatch rejected the job: {slurm_message(done.stderr)}")

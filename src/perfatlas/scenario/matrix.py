@@ -11,6 +11,7 @@ its time alone (1: no interference). A class paired with itself reports the mean
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -18,8 +19,10 @@ from perfatlas.errors import UserError
 from perfatlas.machine import Machine
 from perfatlas.parbench.catalog import catalog
 from perfatlas.runner import Runner, progress_bar
+from perfatlas.safe_names import shown
 from perfatlas.scenario.base_data import ensure_variants
 from perfatlas.scenario.launch import Instance, Outcome, run_together
+from perfatlas.scenario.scenario import MAX_RUNTIME_S
 from perfatlas.scenario.variants import stored_variants
 from perfatlas.store import Store
 from perfatlas.units import format_cpu_list
@@ -50,7 +53,7 @@ def representatives(asked: str | None) -> dict[str, str]:
     for name in (word.strip() for word in asked.split(",") if word.strip()):
         if name not in by_class:
             raise UserError(
-                f"kernel class '{name}' is not in the catalog; the classes are "
+                f"kernel class {shown(name)} is not in the catalog; the classes are "
                 f"{', '.join(by_class)}"
             )
         chosen[name] = by_class[name]
@@ -81,8 +84,13 @@ def run_matrix(
             f"{len(machine.pus)} PU(s)"
         )
     machine.check_cpus(pair)
-    if not duration_s > 0:
-        raise UserError(f"--duration {duration_s:g} must be positive")
+    if not (math.isfinite(duration_s) and duration_s > 0):
+        raise UserError(f"--duration {duration_s:g} must be a positive number of seconds")
+    if duration_s > MAX_RUNTIME_S:
+        raise UserError(
+            f"--duration {duration_s:g} s is more than the {MAX_RUNTIME_S:g} s a program may last"
+        )
+    machine.check_bytes(n_bytes, "--bytes")
     wanted = {(kernel, n_bytes, 1, 1) for kernel in kernels.values()}
     ensure_variants(store, machine, wanted, pair, "interference matrix")
     variants = stored_variants(store, machine.fingerprint)

@@ -26,10 +26,15 @@ at fault (tomllib's position for syntax, the key's line for a value: perfatlas.s
 
 Rates are byte/s and flop/s (SI: "4GB/s", "500Mflop/s", or plain numbers), or a percentage of
 the highest rate among the job's candidate variants in the base data ("50%").
+
+Names become file names (the scenario's folder, a job's program and output files), so they follow
+perfatlas.safe_names; every number is checked finite and within the limits below before anything
+is made or run (docs/safety/launch.md).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -40,6 +45,7 @@ from typing import Any
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
 from perfatlas.parbench.catalog import STRIDES, catalog
+from perfatlas.safe_names import name_problem, shown
 from perfatlas.scenario.locate import Locator
 from perfatlas.suite import suite_size
 from perfatlas.units import format_cpu_list, parse_cpu_list, parse_duration
@@ -68,6 +74,12 @@ _RATE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kMGT]?)(B|flo
 _PERCENT = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*%\s*$")
 _OF_N = re.compile(r"^\s*(\d*)\s*\*?\s*N\s*(?:([+-])\s*(\d+))?\s*$")
 _N_OVER = re.compile(r"^\s*N\s*/\s*(\d+)\s*$")
+# Limits, each named in the sentence that refuses a value beyond it: a scenario's copies are
+# processes started together (and sampled every 20 ms); a program holds a line per slice of at
+# least 50 ms, so its runtime bounds its length and the memory synthesis needs.
+MAX_COPIES = 1024
+MAX_RUNTIME_S = 3600.0
+MAX_START_S = 3600.0
 
 
 @dataclass(frozen=True)
@@ -172,8 +184,8 @@ def shipped_names() -> str:
 
 
 def parse(text: str, path: str, machine: Machine, scale: float = 1.0) -> Scenario:
-    if not scale > 0:
-        raise UserError(f"--scale {scale:g} must be positive")
+    if not (math.isfinite(scale) and scale > 0):
+        raise UserError(f"--scale {scale:g} must be a positive number")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -186,15 +198,26 @@ def parse(text: str, path: str, machine: Machine, scale: float = 1.0) -> Scenari
         raise check.fail((), "the scenario has no jobs: add a [[job]] table")
     seed = _integer(check, data.get("seed", 1), ("seed",), "seed")
     variation = _variation(check, data.get("variation", 0.2), ("variation",))
-    jobs, names = [], set()
+    jobs, names, copies = [], set(), 0
     for index, spec in enumerate(jobs_data):
         job = _job(check, spec, index, len(cpus), cpus, seed, variation, scale)
         if job.name in names:
             raise check.fail(("job", index, "name"), f"two jobs are named '{job.name}'")
         names.add(job.name)
         jobs.append(job)
+        copies += job.count
+        if copies > MAX_COPIES:
+            raise check.fail(
+                ("job", index, "count"),
+                f"the jobs up to '{job.name}' start {copies} copies, more than the "
+                f"{MAX_COPIES} a scenario may start",
+            )
+    if "name" in data:
+        name = _name(check, data["name"], ("name",), "name")
+    else:
+        name = _name(check, Path(path).stem, (), "the scenario's name (its file's name)")
     return Scenario(
-        name=str(data.get("name") or Path(path).stem),
+        name=name,
         description=str(data.get("description", "")),
         path=path,
         text=text,
@@ -223,19 +246,41 @@ def _only(check: _Checker, table: Any, allowed: set[str], where: tuple, what: st
         if key not in allowed:
             raise check.fail(
                 where + (key,),
-                f"unknown key '{key}' in {what} (it takes {', '.join(sorted(allowed))})",
+                f"unknown key {shown(key)} in {what} (it takes {', '.join(sorted(allowed))})",
             )
+
+
+def _name(check: _Checker, value: Any, where: tuple, what: str) -> str:
+    """A name that becomes a file or folder name (perfatlas.safe_names), or one sentence."""
+    problem = name_problem(value)
+    if problem:
+        raise check.fail(where, f"{what} {shown(value)} {problem}")
+    return value
+
+
+def _cpu_list(check: _Checker, value: Any, where: tuple, what: str) -> list[int]:
+    """A CPU list: a string ("0-3,5") or a list of CPU numbers."""
+    if isinstance(value, list) and all(
+        isinstance(cpu, int) and not isinstance(cpu, bool) for cpu in value
+    ):
+        return value
+    if not isinstance(value, str):
+        raise check.fail(where, f'{what} = {shown(value)} is not a CPU list: write e.g. "0-3"')
+    try:
+        return parse_cpu_list(value, what)
+    except UserError as error:
+        raise check.fail(where, str(error)) from None
 
 
 def _cpus(check: _Checker, value: Any, machine: Machine) -> list[int]:
     if value == "all":
         cpus = sorted(os.sched_getaffinity(0) & set(machine.pus))
     else:
+        cpus = _cpu_list(check, value, ("cpus",), "cpus")
         try:
-            cpus = parse_cpu_list(value if isinstance(value, str) else list(value), "cpus")
             machine.check_cpus(cpus)
-        except (UserError, TypeError) as error:
-            raise check.fail(("cpus",), f"cpus = {value!r}: {error}") from None
+        except UserError as error:
+            raise check.fail(("cpus",), f"cpus = {shown(value)}: {error}") from None
         outside = sorted(set(cpus) - os.sched_getaffinity(0))
         if outside:
             raise check.fail(
@@ -249,7 +294,7 @@ def _cpus(check: _Checker, value: Any, machine: Machine) -> list[int]:
 def of_n(check: _Checker, value: Any, n: int, where: tuple, what: str) -> int:
     """An integer, or an expression of N (the subset's CPU count): N, N+1, N-1, 2N, N/2."""
     if isinstance(value, bool):
-        raise check.fail(where, f"{what} = {value!r} is not a number or an expression of N")
+        raise check.fail(where, f"{what} = {shown(value)} is not a number or an expression of N")
     if isinstance(value, int):
         return value
     if isinstance(value, str):
@@ -257,59 +302,81 @@ def of_n(check: _Checker, value: Any, n: int, where: tuple, what: str) -> int:
             factor = int(match.group(1) or 1)
             offset = int(match.group(3) or 0) * (-1 if match.group(2) == "-" else 1)
             return factor * n + offset
-        if match := _N_OVER.match(value):
+        if (match := _N_OVER.match(value)) and int(match.group(1)) > 0:
             return n // int(match.group(1))
     raise check.fail(
-        where, f"{what} = {value!r} is not a number or an expression of N (N, N+1, 2N, N/2)"
+        where, f"{what} = {shown(value)} is not a number or an expression of N (N, N+1, 2N, N/2)"
     )
 
 
 def _integer(check: _Checker, value: Any, where: tuple, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise check.fail(where, f"{what} = {value!r} is not an integer")
+        raise check.fail(where, f"{what} = {shown(value)} is not an integer")
     return value
 
 
 def _variation(check: _Checker, value: Any, where: tuple) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
-        raise check.fail(where, f"variation = {value!r} must be a fraction in [0, 1)")
+        raise check.fail(where, f"variation = {shown(value)} must be a fraction in [0, 1)")
     return float(value)
 
 
-def _duration(check: _Checker, value: Any, where: tuple, what: str) -> float:
+def _duration(
+    check: _Checker, value: Any, where: tuple, what: str, scale: float, limit: float
+) -> float:
+    """Seconds, times --scale: finite, not negative, at most `limit` (a limit says its name)."""
     try:
-        if isinstance(value, bool):
-            raise UserError(f"{what} '{value}' is not a duration")
-        return parse_duration(value, what)
+        if not isinstance(value, (int, float, str)) or isinstance(value, bool):
+            raise UserError(f"{what} {shown(value)} is not a duration")
+        seconds = parse_duration(value, what)
     except UserError as error:
         raise check.fail(where, str(error)) from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise check.fail(where, f"{what} = {shown(value)} is not a finite, non-negative duration")
+    scaled = f" (x{scale:g} by --scale)" if scale != 1 else ""
+    if seconds * scale > limit:
+        last = "a job may last" if what == "runtime" else "a job may start after"
+        raise check.fail(
+            where, f"{what} = {shown(value)}{scaled} is more than the {limit:g} s {last}"
+        )
+    return seconds * scale
 
 
 def _size(check: _Checker, value: Any, where: tuple, what: str) -> int:
+    if not isinstance(value, (int, float, str)) or isinstance(value, bool):
+        raise check.fail(where, f"{what} = {shown(value)} is not a size")
     try:
         size = suite_size(
             value if isinstance(value, (int, str)) else str(value), check.machine, what
         )
+        if size > 0:
+            check.machine.check_bytes(size, what)
     except UserError as error:
         raise check.fail(where, str(error)) from None
+    except (ValueError, OverflowError):  # a number no size can be (1e999)
+        raise check.fail(where, f"{what} = {shown(value)} is not a size") from None
     if size <= 0:
-        raise check.fail(where, f"{what} = {value!r} must be positive")
+        raise check.fail(where, f"{what} = {shown(value)} must be positive")
     return size
 
 
 def _rate(check: _Checker, value: Any, where: tuple, unit: str) -> Rate:
     what = where[-1]
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
-        return Rate(float(value))
-    if isinstance(value, str):
-        if match := _PERCENT.match(value):
-            return Rate(float(match.group(1)) / 100.0, relative=True)
-        match = _RATE.match(value)
-        if match and match.group(3) == unit:
-            return Rate(float(match.group(1)) * _RATE_PREFIX[match.group(2)])
+        rate = Rate(float(value))
+    elif isinstance(value, str) and (match := _PERCENT.match(value)):
+        rate = Rate(float(match.group(1)) / 100.0, relative=True)
+    elif isinstance(value, str) and (match := _RATE.match(value)) and match.group(3) == unit:
+        rate = Rate(float(match.group(1)) * _RATE_PREFIX[match.group(2)])
+    else:
+        rate = None
+    if rate is not None and math.isfinite(rate.value):
+        return rate
+    if rate is not None:
+        raise check.fail(where, f"{what} = {shown(value)} is not a finite rate")
     example = "4GB/s" if unit == "B" else "500Mflop/s"
     raise check.fail(
-        where, f"{what} = {value!r} is not a rate: write e.g. {example!r}, a number or '50%'"
+        where, f"{what} = {shown(value)} is not a rate: write e.g. {example!r}, a number or '50%'"
     )
 
 
@@ -325,11 +392,16 @@ def _job(
 ) -> Job:
     at = ("job", index)
     _only(check, spec, JOB_KEYS, at, f"job {index + 1}")
-    name = str(spec.get("name", f"job{index + 1}"))
+    name = _name(check, spec.get("name", f"job{index + 1}"), at + ("name",), "the job name")
     label = f"job '{name}'"
     count = of_n(check, spec.get("count", 1), n, at + ("count",), "count")
     if count < 1:
         raise check.fail(at + ("count",), f"{label}: count {count} must be at least 1")
+    if count > MAX_COPIES:
+        raise check.fail(
+            at + ("count",),
+            f"{label}: count = {count} is more than the {MAX_COPIES} copies a scenario may start",
+        )
     threads = of_n(check, spec.get("threads", 1), n, at + ("threads",), "threads")
     if not 1 <= threads <= n:
         raise check.fail(
@@ -341,10 +413,10 @@ def _job(
         )
     if "runtime" not in spec:
         raise check.fail(at, f'{label} has no runtime (e.g. runtime = "5s")')
-    runtime = _duration(check, spec["runtime"], at + ("runtime",), "runtime")
+    runtime = _duration(check, spec["runtime"], at + ("runtime",), "runtime", scale, MAX_RUNTIME_S)
     if runtime <= 0:
         raise check.fail(at + ("runtime",), f"{label}: runtime must be positive")
-    start = _duration(check, spec.get("start", 0), at + ("start",), "start")
+    start = _duration(check, spec.get("start", 0), at + ("start",), "start", scale, MAX_START_S)
     nice = _integer(check, spec.get("nice", 0), at + ("nice",), "nice")
     if not -20 <= nice <= 19:
         raise check.fail(at + ("nice",), f"{label}: nice = {nice} is outside -20 .. 19")
@@ -353,8 +425,8 @@ def _job(
         index=index,
         count=count,
         threads=threads,
-        runtime_s=runtime * scale,
-        start_s=start * scale,
+        runtime_s=runtime,
+        start_s=start,
         nice=nice,
         bind=_bind(check, spec, at, label, threads, cpus),
         kernels=_kernels(check, spec, at, label),
@@ -371,10 +443,7 @@ def _bind(
     if "bind" not in spec:
         return None
     value = spec["bind"]
-    try:
-        bind = parse_cpu_list(value if isinstance(value, str) else list(value), "bind")
-    except (UserError, TypeError) as error:
-        raise check.fail(at + ("bind",), f"{label}: bind = {value!r}: {error}") from None
+    bind = _cpu_list(check, value, at + ("bind",), "bind")
     outside = sorted(set(bind) - set(cpus))
     if outside:
         raise check.fail(
@@ -384,7 +453,7 @@ def _bind(
     if len(bind) < threads:
         raise check.fail(
             at + ("bind",),
-            f"{label}: bind = {value!r} names {len(bind)} CPU(s) for {threads} threads "
+            f"{label}: bind = {shown(value)} names {len(bind)} CPU(s) for {threads} threads "
             "(one per thread)",
         )
     return tuple(bind)
@@ -395,7 +464,7 @@ def _known_kernel(check: _Checker, name: Any, where: tuple, label: str) -> str:
     if name not in names:
         raise check.fail(
             where,
-            f"{label}: kernel {name!r} is not in the parbench catalog ('perfatlas list' shows "
+            f"{label}: kernel {shown(name)} is not in the parbench catalog ('perfatlas list' shows "
             f"its {len(names)} kernels)",
         )
     return name
@@ -446,7 +515,8 @@ def _behaviour(check: _Checker, spec: dict, at: tuple, label: str) -> dict[str, 
         or not 0 <= fraction <= 1
     ):
         raise check.fail(
-            where + ("write_fraction",), f"{label}: write_fraction = {fraction!r} must be in [0, 1]"
+            where + ("write_fraction",),
+            f"{label}: write_fraction = {shown(fraction)} must be in [0, 1]",
         )
     return {
         "transfer_rate": _rate(check, target["transfer_rate"], where + ("transfer_rate",), "B")
@@ -471,15 +541,22 @@ def _mix(check: _Checker, value: Any, where: tuple, label: str) -> tuple[MixPart
             raise check.fail(at, f"{label}: mix entry {i + 1} names no kernel")
         name = _known_kernel(check, part["kernel"], at + ("kernel",), label)
         stride = part.get("stride", 1)
-        if stride not in STRIDES:
+        if isinstance(stride, bool) or not isinstance(stride, int) or stride not in STRIDES:
             raise check.fail(
-                at + ("stride",), f"{label}: stride = {stride!r} is not one of 1, 2, 4, 8, 16, 32"
+                at + ("stride",),
+                f"{label}: stride = {shown(stride)} is not one of 1, 2, 4, 8, 16, 32",
             )
         if stride != 1 and not next(k for k in catalog() if k.name == name).strided:
             raise check.fail(at + ("stride",), f"{label}: kernel {name} has no stride")
         share = part.get("share", 1)
-        if isinstance(share, bool) or not isinstance(share, (int, float)) or share <= 0:
-            raise check.fail(at + ("share",), f"{label}: share = {share!r} must be positive")
+        if (
+            isinstance(share, bool)
+            or not isinstance(share, (int, float))
+            or not (math.isfinite(share) and share > 0)
+        ):
+            raise check.fail(
+                at + ("share",), f"{label}: share = {shown(share)} must be a positive number"
+            )
         size = _size(check, part.get("bytes", DEFAULT_SIZES[1]), at + ("bytes",), "bytes")
         parts.append(MixPart(name, size, stride, float(share)))
     return tuple(parts)

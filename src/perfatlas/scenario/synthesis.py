@@ -24,6 +24,7 @@ slice then holds every variant of the mix for its share of the slice's time.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field, replace
 
@@ -378,6 +379,8 @@ def synthesize(
     """A program of `runtime_s` on `threads` threads reaching `target` (or running `mix`)."""
     if (target is None) == (mix is None):
         raise UserError(f"{where}: give a target behaviour or an explicit kernel mix, not both")
+    if not math.isfinite(runtime_s):  # the slices would never reach it (scenario.py's limits)
+        raise UserError(f"{where}: runtime {runtime_s:g} s is not finite")
     rng = random.Random(seed)
     if mix:
         total = sum(share for _, share in mix)
