@@ -25,12 +25,13 @@ typedef struct {
 /* What the size line is checked against before anything is allocated: the memory the reader may
  * take for the matrix and the caller for its vectors after reading (refused when 20 bytes per row
  * and 40 per stored entry, pa_sparse_from_triplets' arrays, plus `vector_bytes_per_row` per row
- * exceed `available_bytes`), and, for a caller that needs every diagonal entry (a positive
- * definite matrix has a_ii = e_i^T A e_i > 0), fewer entries than rows. */
+ * exceed `available_bytes`); and, for a caller that needs every diagonal entry (a positive
+ * definite matrix has a_ii = e_i^T A e_i > 0), a file with fewer diagonal entries than rows is
+ * refused once its entries are read, before anything of order n is allocated. */
 typedef struct {
     double available_bytes;      /* pa_memory_available(), or a fuzzer's limit */
     double vector_bytes_per_row; /* what the caller allocates per row once the matrix is read */
-    int needs_diagonal;          /* refuse a file with fewer entries than rows */
+    int needs_diagonal;          /* refuse fewer diagonal entries than rows */
 } pa_mm_budget;
 
 /* Reads `path` into `a` (both triangles). Returns 0, or -1 with one sentence in `error` naming the
