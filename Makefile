@@ -13,9 +13,10 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build pkg-config python3-venv pyt
                    chromium likwid \
                    openmpi-bin libopenmpi-dev mpich libmpich-dev iproute2 hpcc \
                    libsuitesparse-dev libmumps-dev libmetis-dev libopenblas-openmp-dev libpapi-dev \
-                   libscalapack-openmpi-dev clang-format qemu-user
+                   libscalapack-openmpi-dev clang-format qemu-user \
+                   clang libclang-rt-14-dev
 
-.PHONY: all deps install run test test-mpich docs bench lint format clean
+.PHONY: all deps install run test test-mpich docs bench lint format clean fuzz fuzz-build fuzz-replay
 all: install
 
 deps:
@@ -88,6 +89,52 @@ $(VENV)/.docs-deps: $(VENV)/.deps
 
 docs: $(VENV)/.docs-deps
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+# Fuzzing (docs/safety/native.md): libFuzzer targets for the Matrix Market reader and the key=value
+# parser, built with clang under AddressSanitizer and UndefinedBehaviorSanitizer. `make fuzz` runs
+# each for FUZZ_SECONDS from the seed and regression corpora in tests/data/fuzz, keeping what it
+# finds in FUZZ_BUILD/corpus and any crashing input in FUZZ_BUILD (crash-*, leak-*, timeout-*).
+# `make fuzz-replay` builds the same targets with GCC's sanitizers and a plain main that replays
+# files. tests/test_fuzz.py runs both briefly in `make test`.
+FUZZ_BUILD   ?= build/fuzz
+FUZZ_SECONDS ?= 600
+FUZZ_CC      ?= clang
+FUZZ_INCLUDE := -Inative/common -Inative/apps/spsolve
+FUZZ_READER  := native/fuzz/matrix_market_fuzz.c native/apps/spsolve/matrix_market.c \
+                native/apps/spsolve/sparse.c native/common/alloc.c native/common/args.c \
+                native/common/json.c
+FUZZ_ARGS    := native/fuzz/args_fuzz.c native/common/alloc.c native/common/args.c \
+                native/common/json.c
+FUZZ_SANITIZE := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+                 -fno-sanitize-recover=all
+FUZZ_TARGETS := matrix_market args
+
+fuzz-build: $(FUZZ_BUILD)/matrix_market_fuzz $(FUZZ_BUILD)/args_fuzz
+$(FUZZ_BUILD)/matrix_market_fuzz: $(FUZZ_READER) native/apps/spsolve/*.h native/common/*.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_SANITIZE) -fsanitize=fuzzer $(FUZZ_INCLUDE) -o $@ $(FUZZ_READER) -lm
+$(FUZZ_BUILD)/args_fuzz: $(FUZZ_ARGS) native/common/*.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_SANITIZE) -fsanitize=fuzzer $(FUZZ_INCLUDE) -Wl,--wrap=exit -o $@ \
+	    $(FUZZ_ARGS) -lm
+
+fuzz-replay: $(FUZZ_BUILD)/gcc/matrix_market_replay $(FUZZ_BUILD)/gcc/args_replay
+$(FUZZ_BUILD)/gcc/matrix_market_replay: $(FUZZ_READER) native/fuzz/replay_main.c
+	@mkdir -p $(@D)
+	gcc $(FUZZ_SANITIZE) $(FUZZ_INCLUDE) -o $@ $(FUZZ_READER) native/fuzz/replay_main.c -lm
+$(FUZZ_BUILD)/gcc/args_replay: $(FUZZ_ARGS) native/fuzz/replay_main.c
+	@mkdir -p $(@D)
+	gcc $(FUZZ_SANITIZE) $(FUZZ_INCLUDE) -Wl,--wrap=exit -o $@ $(FUZZ_ARGS) \
+	    native/fuzz/replay_main.c -lm
+
+fuzz: deps fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	    mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
+	    echo "fuzzing $$t for $(FUZZ_SECONDS) s"; \
+	    $(FUZZ_BUILD)/$${t}_fuzz -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=3 \
+	        -max_len=4096 -artifact_prefix=$(FUZZ_BUILD)/$$t- $(FUZZ_BUILD)/corpus/$$t \
+	        tests/data/fuzz/$$t tests/data/fuzz/regressions/$$t || exit 1; \
+	done
 
 bench: install
 	$(PY) bench/likwid_compare.py

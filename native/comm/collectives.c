@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "comm.h"
 #include "timer.h"
 
@@ -79,10 +80,10 @@ static void write_document(pa_json *json, const pa_args *args, const pa_world *w
                            const double *seconds)
 {
     int n = processes * count;
-    double *latency = calloc((size_t)n + 1, sizeof(double));
+    double *latency = pa_calloc((size_t)n + 1, sizeof(double), "latency");
     for (int i = 0; i < n; i++)
         latency[i] = seconds[i] * 1e9 / (double)series->iterations;
-    int *involved = calloc((size_t)processes, sizeof(int));
+    int *involved = pa_calloc((size_t)processes, sizeof(int), "involved");
     for (int r = 0; r < processes; r++)
         involved[r] = r;
     pa_comm_doc_begin(json, barrier ? "comm.barrier" : "comm.allreduce", args, world);
@@ -128,9 +129,9 @@ int main(int argc, char **argv)
         sizes[nsizes++] = barrier ? 0 : b;
     if (barrier)
         nsizes = 1;
-    int *counts = calloc((size_t)world.size + 1, sizeof(int));
+    int *counts = pa_calloc((size_t)world.size + 1, sizeof(int), "counts");
     int ncounts = process_counts(smallest, world.size, counts);
-    int *ranks = calloc((size_t)world.size, sizeof(int));
+    int *ranks = pa_calloc((size_t)world.size, sizeof(int), "ranks");
     for (int r = 0; r < world.size; r++)
         ranks[r] = r;
 

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "comm.h"
+#include "alloc.h"
 
 #include <math.h>
 #include <sched.h>
@@ -63,9 +64,7 @@ void pa_comm_start(int *argc, char ***argv, pa_world *world)
     pa_timer_init();
     pa_rank_info me;
     read_self(&me);
-    world->ranks = calloc((size_t)world->size, sizeof *world->ranks);
-    if (!world->ranks)
-        pa_comm_wrong("out of memory for the placement of %d ranks", world->size);
+    world->ranks = pa_calloc((size_t)world->size, sizeof *world->ranks, "ranks");
     MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, world->ranks, (int)sizeof me, MPI_BYTE,
                   MPI_COMM_WORLD);
     world->hosts = 0;
@@ -277,9 +276,7 @@ static void distribution(MPI_Comm agree, pa_batch_fn *fn, void *context, long it
 {
     long laps_count = iterations * count / 4;
     laps_count = laps_count < iterations ? iterations : laps_count;
-    uint64_t *laps = malloc(((size_t)laps_count + 1) * sizeof *laps);
-    if (!laps)
-        pa_comm_wrong("out of memory for %ld timestamps", laps_count + 1);
+    uint64_t *laps = pa_alloc(((size_t)laps_count + 1), sizeof *laps, "the lap times");
     pa_histogram_clear(histogram);
     MPI_Barrier(agree);
     fn(context, laps_count, laps);
@@ -324,9 +321,7 @@ void pa_comm_measure(MPI_Comm agree, pa_batch_fn *fn, void *context, const pa_ti
     series->iterations = iterations;
     series->requested = timing->samples;
     series->count = count;
-    series->seconds = calloc((size_t)count, sizeof(double));
-    if (!series->seconds)
-        pa_comm_wrong("out of memory for %d samples", count);
+    series->seconds = pa_calloc((size_t)count, sizeof(double), "seconds");
     for (int i = 0; i < count; i++) {
         MPI_Barrier(agree);
         series->seconds[i] = fn(context, iterations, NULL);
@@ -347,19 +342,20 @@ int pa_comm_collect(const pa_world *world, const pa_series *mine, int *count, do
 {
     int my_count = mine ? mine->count : 0;
     MPI_Allreduce(&my_count, count, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    double *row = calloc((size_t)*count + 1, sizeof(double));
+    double *row = pa_calloc((size_t)*count + 1, sizeof(double), "row");
     row[0] = mine ? 1.0 : 0.0; /* first element: does this rank contribute? */
     for (int i = 0; mine && i < mine->count; i++)
         row[i + 1] = mine->seconds[i];
     double *all = NULL;
     if (world->rank == 0)
-        all = calloc((size_t)world->size * (size_t)(*count + 1), sizeof(double));
+        all = pa_calloc((size_t)world->size * (size_t)(*count + 1), sizeof(double),
+                        "the gathered series");
     MPI_Gather(row, *count + 1, MPI_DOUBLE, all, *count + 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     free(row);
     if (world->rank != 0)
         return 0;
-    *values = calloc((size_t)world->size * (size_t)*count + 1, sizeof(double));
-    *ranks = calloc((size_t)world->size, sizeof(int));
+    *values = pa_calloc((size_t)world->size * (size_t)*count + 1, sizeof(double), "values");
+    *ranks = pa_calloc((size_t)world->size, sizeof(int), "ranks");
     int contributors = 0;
     for (int r = 0; r < world->size; r++) {
         const double *from = all + (size_t)r * (size_t)(*count + 1);
@@ -462,9 +458,7 @@ void pa_comm_doc_end(pa_json *json, const pa_timing *timing, const pa_series *se
 
 void *pa_comm_alloc(size_t bytes)
 {
-    void *memory = NULL;
-    if (posix_memalign(&memory, 4096, bytes ? bytes : 1))
-        pa_comm_wrong("out of memory for a %zu-byte message buffer", bytes);
+    void *memory = pa_alloc_aligned(4096, bytes, 1, "a message buffer");
     memset(memory, 0, bytes ? bytes : 1);
     return memory;
 }

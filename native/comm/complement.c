@@ -8,6 +8,7 @@
  * stand apart from the others' is an anomaly (perfatlas.comm.analysis). */
 #include <stdlib.h>
 
+#include "alloc.h"
 #include "comm.h"
 #include "p2p.h"
 #include "result.h"
@@ -44,7 +45,8 @@ int main(int argc, char **argv)
     MPI_Comm_free(&pair_comm);
 
     /* every initiator's result to rank 0, one pair at a time */
-    pa_p2p_result *results = world.rank == 0 ? calloc((size_t)pairs, sizeof *results) : NULL;
+    pa_p2p_result *results =
+        world.rank == 0 ? pa_calloc((size_t)pairs, sizeof *results, "results") : NULL;
     if (world.rank == 0)
         results[0] = mine;
     for (int i = 1; i < pairs; i++) {

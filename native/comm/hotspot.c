@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "comm.h"
 #include "p2p.h"
 #include "timer.h"
@@ -95,9 +96,9 @@ static void write_document(pa_json *json, const pa_args *args, const pa_world *w
 {
     int k = h->senders;
     double window_bytes = (double)h->window * (double)h->bytes;
-    double *per_sender = calloc((size_t)(k * count) + 1, sizeof(double));
-    double *aggregate = calloc((size_t)count + 1, sizeof(double));
-    double *seconds = calloc((size_t)((k + 1) * count) + 1, sizeof(double));
+    double *per_sender = pa_calloc((size_t)(k * count) + 1, sizeof(double), "per_sender");
+    double *aggregate = pa_calloc((size_t)count + 1, sizeof(double), "aggregate");
+    double *seconds = pa_calloc((size_t)((k + 1) * count) + 1, sizeof(double), "seconds");
     for (int s = 0; s < k; s++)
         for (int i = 0; i < count; i++) {
             double t = sender_seconds[s * count + i];
@@ -108,7 +109,7 @@ static void write_document(pa_json *json, const pa_args *args, const pa_world *w
         aggregate[i] = k * window_bytes * (double)receiver->iterations / receiver->seconds[i];
         seconds[k * count + i] = receiver->seconds[i];
     }
-    int *involved = calloc((size_t)k + 1, sizeof(int));
+    int *involved = pa_calloc((size_t)k + 1, sizeof(int), "involved");
     for (int r = 0; r <= k; r++)
         involved[r] = r;
 
@@ -170,13 +171,14 @@ int main(int argc, char **argv)
     hotspot h = {.bytes = bytes, .window = window, .count = (int)bytes};
     size_t slots = world.rank == 0 ? (size_t)max_senders * (size_t)window : 1;
     h.buffer = pa_comm_alloc(slots * bytes);
-    h.requests = calloc(slots > (size_t)window ? slots : (size_t)window, sizeof(MPI_Request));
+    h.requests = pa_calloc(slots > (size_t)window ? slots : (size_t)window, sizeof(MPI_Request),
+                           "the MPI requests");
     for (size_t i = 0; world.rank > 0 && i < bytes; i++)
         h.buffer[i] = pattern(i, world.rank);
 
     pa_json json;
     pa_comm_docs_begin(&json, &world, &args);
-    int *group = calloc((size_t)world.size, sizeof(int));
+    int *group = pa_calloc((size_t)world.size, sizeof(int), "group");
     for (int r = 0; r < world.size; r++)
         group[r] = r;
     for (int k = 1; k <= max_senders; k++) {

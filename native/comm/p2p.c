@@ -1,4 +1,5 @@
 #include "p2p.h"
+#include "alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +24,7 @@ void pa_p2p_init(pa_p2p *p2p, MPI_Comm comm, size_t max_bytes, size_t recv_bytes
     MPI_Comm_rank(comm, &p2p->me);
     p2p->send = pa_comm_alloc(max_bytes);
     p2p->recv = pa_comm_alloc(recv_bytes);
-    p2p->requests = calloc(2 * (size_t)max_window, sizeof(MPI_Request));
-    if (!p2p->requests)
-        pa_comm_wrong("out of memory for %d requests", 2 * max_window);
+    p2p->requests = pa_calloc(2 * (size_t)max_window, sizeof(MPI_Request), "the MPI requests");
 }
 
 void pa_p2p_free(pa_p2p *p2p)
@@ -173,7 +172,7 @@ static void series_to_root(pa_series *series, int from, int me)
         series->requested = (int)header[1];
         series->count = (int)header[2];
         free(series->seconds);
-        series->seconds = calloc((size_t)series->count + 1, sizeof(double));
+        series->seconds = pa_calloc((size_t)series->count + 1, sizeof(double), "seconds");
         MPI_Recv(series->seconds, series->count, MPI_DOUBLE, from, 22, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
     }
@@ -219,9 +218,9 @@ static void per_iteration(pa_json *json, const char *definition, size_t message,
 void pa_p2p_result_json(pa_json *json, const pa_p2p_result *r)
 {
     int n = r->latency.count, m = r->has_bandwidth ? r->bandwidth.count : 0;
-    double *latency = calloc((size_t)n + 1, sizeof(double));
-    double *bandwidth = calloc((size_t)m + 1, sizeof(double));
-    double *seconds = calloc((size_t)(n + m) + 1, sizeof(double));
+    double *latency = pa_calloc((size_t)n + 1, sizeof(double), "latency");
+    double *bandwidth = pa_calloc((size_t)m + 1, sizeof(double), "bandwidth");
+    double *seconds = pa_calloc((size_t)(n + m) + 1, sizeof(double), "seconds");
     /* unidirectional latency is half a round trip; a bidirectional exchange counts whole */
     double half = r->bidirectional ? 1.0 : 0.5;
     for (int i = 0; i < n; i++) {

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <x86intrin.h>
 
+#include "alloc.h"
 #include "comm.h"
 #include "result.h"
 #include "timer.h"
@@ -244,7 +245,7 @@ static void write_measured(pa_json *json, const pa_args *args, const pa_world *w
 {
     int n = rows * per_row;
     double half = strcmp(c->op, "load_store") == 0 ? 0.5 : 1.0; /* a round trip counts half */
-    double *latency = calloc((size_t)n + 1, sizeof(double));
+    double *latency = pa_calloc((size_t)n + 1, sizeof(double), "latency");
     for (int i = 0; i < n; i++)
         latency[i] = seconds[i] * 1e9 * half / (double)series->iterations;
     document_head(json, args, world, c, t, count);

@@ -1,4 +1,5 @@
 #include "args.h"
+#include "alloc.h"
 
 #include "json.h"
 
@@ -67,9 +68,16 @@ static int parse_integer(const char *word, long long *out)
     return end != word && *end == '\0' && !errno;
 }
 
-/* "0,1" or "0-3,8" -> malloc'd array in the order written; duplicates are an error. */
+#define PA_MAX_CPU 65535
+
+/* "0,1" or "0-3,8" -> malloc'd array in the order written; duplicates are an error. Linear in the
+ * CPUs listed: a bitmap finds duplicates and the array grows geometrically (a fuzzer found that
+ * "0-43940" took quadratic time and memory). */
 static void parse_cpus(const char *name, const char *word, pa_value *value)
 {
+    static unsigned char listed[(PA_MAX_CPU + 1) / 8];
+    memset(listed, 0, sizeof listed);
+    int capacity = 0;
     value->cpus = NULL;
     value->ncpus = 0;
     const char *p = word;
@@ -87,16 +95,17 @@ static void parse_cpus(const char *name, const char *word, pa_value *value)
             if (end == p || last < first || errno)
                 goto malformed;
         }
-        if (last >= 65536)
+        if (last > PA_MAX_CPU)
             pa_fail(2, "%s=%s names cpu %lld, beyond any machine this program supports", name, word,
                     last);
         for (long long cpu = first; cpu <= last; cpu++) {
-            for (int i = 0; i < value->ncpus; i++)
-                if (value->cpus[i] == cpu)
-                    pa_fail(2, "%s=%s lists cpu %lld twice", name, word, cpu);
-            value->cpus = realloc(value->cpus, sizeof(int) * (size_t)(value->ncpus + 1));
-            if (!value->cpus)
-                pa_fail(2, "out of memory while parsing %s", name);
+            if (listed[cpu / 8] >> (cpu % 8) & 1)
+                pa_fail(2, "%s=%s lists cpu %lld twice", name, word, cpu);
+            listed[cpu / 8] |= (unsigned char)(1u << (cpu % 8));
+            if (value->ncpus == capacity) {
+                capacity = capacity ? 2 * capacity : 16;
+                value->cpus = pa_realloc(value->cpus, (size_t)capacity, sizeof(int), "a CPU list");
+            }
             value->cpus[value->ncpus++] = (int)cpu;
         }
         if (*end == '\0')
@@ -181,9 +190,8 @@ static void parse_sizes(const pa_param *param, const char *word, pa_value *value
         snprintf(point, sizeof point, "%.*s", (int)len, p);
         pa_value one = {0};
         parse_value(&single, point, &one);
-        value->sizes = realloc(value->sizes, sizeof(long long) * (size_t)(value->nsizes + 1));
-        if (!value->sizes)
-            pa_fail(2, "out of memory while parsing %s", param->name);
+        value->sizes =
+            pa_realloc(value->sizes, (size_t)value->nsizes + 1, sizeof(long long), "a size series");
         value->sizes[value->nsizes++] = one.integer;
         if (p[len] == '\0')
             break;

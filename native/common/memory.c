@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "memory.h"
 
+#include "alloc.h"
+
 #include <errno.h>
 #include <numa.h>
 #include <numaif.h>
@@ -50,6 +52,12 @@ static int reserve(pa_buffer *b)
             return 0;
         }
     }
+    /* MAP_NORESERVE: the kernel promises nothing, and touching more than it has would end in
+     * the OOM killer's SIGKILL; weigh the buffer first (hugetlbfs pages, above, are a pool of
+     * their own, outside MemAvailable). */
+    char what[64];
+    snprintf(what, sizeof what, "a buffer of %zu bytes", b->bytes);
+    pa_require_memory((double)b->mapped, what, "the measurement");
     b->reservation_bytes = b->mapped + 2 * b->page_bytes;
     b->reservation = mmap(NULL, b->reservation_bytes, PROT_NONE,
                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

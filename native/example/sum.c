@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "affinity.h"
+#include "alloc.h"
 #include "args.h"
 #include "result.h"
 #include "sampler.h"
@@ -51,9 +52,7 @@ int main(int argc, char **argv)
     pa_pin_self(cpu, placement.cpus_allowed, sizeof placement.cpus_allowed);
 
     size_t n = pa_arg_size(&args, "bytes") / sizeof(double);
-    double *values = malloc(n * sizeof *values);
-    if (!values)
-        pa_fail(2, "cannot allocate bytes=%s", pa_arg_text(&args, "bytes"));
+    double *values = pa_alloc(n, sizeof *values, "the array to sum");
     for (size_t i = 0; i < n; i++)
         values[i] = (double)(i % 1024); /* small integers: the sum is exact */
     double expected = (double)(n / 1024) * (1023.0 * 1024.0 / 2.0);
@@ -65,10 +64,8 @@ int main(int argc, char **argv)
                           .min_seconds = pa_arg_double(&args, "min_sample_time")};
     uint64_t repetitions = pa_sampler_calibrate(&sampler, &p);
     int samples = (int)pa_arg_int(&args, "samples");
-    double *seconds = malloc(sizeof(double) * (size_t)samples);
-    double *bandwidth = malloc(sizeof(double) * (size_t)samples);
-    if (!seconds || !bandwidth)
-        pa_fail(2, "out of memory for %d samples", samples);
+    double *seconds = pa_alloc((size_t)samples, sizeof(double), "the sample times");
+    double *bandwidth = pa_alloc((size_t)samples, sizeof(double), "the bandwidth samples");
     for (int s = 0; s < samples; s++) {
         seconds[s] = pa_sampler_sample(&sampler, &p, repetitions);
         bandwidth[s] = (double)(repetitions * n * sizeof(double)) / seconds[s];

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "affinity.h"
+#include "alloc.h"
 #include "args.h"
 #include "kernels.h"
 #include "memory.h"
@@ -108,7 +109,7 @@ static void write_document(pa_json *json, const pa_args *args, const run *r)
     if (r->why) {
         pa_result_not_measurable(json, r->why);
     } else {
-        double *bandwidth = malloc((size_t)r->samples * sizeof *bandwidth);
+        double *bandwidth = pa_alloc((size_t)r->samples, sizeof *bandwidth, "bandwidth");
         double bytes = (double)pa_kernel_bytes_per_iteration(r->kernel) * (double)elements *
                        (double)r->iterations;
         for (int i = 0; i < r->samples; i++)
@@ -201,8 +202,8 @@ int main(int argc, char **argv)
     }
     pa_timer_init();
     pa_numa_counters_start(); /* before the OpenMP team, which then counts with it */
-    r.placement = calloc((size_t)r.threads, sizeof *r.placement);
-    r.seconds = calloc((size_t)r.samples, sizeof *r.seconds);
+    r.placement = pa_calloc((size_t)r.threads, sizeof *r.placement, "placement");
+    r.seconds = pa_calloc((size_t)r.samples, sizeof *r.seconds, "seconds");
     pa_json json;
     pa_json_init(&json, pa_args_output(&args));
     if (points > 1)

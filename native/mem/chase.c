@@ -1,4 +1,5 @@
 #include "chase.h"
+#include "alloc.h"
 
 #include <stdlib.h>
 
@@ -29,18 +30,14 @@ static void shuffle(uint32_t *v, size_t n, uint64_t *state)
  * separates cache from TLB misses the same way); for PA_CHAIN_RANDOM, all lines shuffled. */
 static uint32_t *visiting_order(const pa_chain *chain, uint64_t seed)
 {
-    uint32_t *order = malloc(chain->lines * sizeof *order);
-    if (!order)
-        pa_fail(2, "cannot allocate the chain order for %zu lines", chain->lines);
+    uint32_t *order = pa_alloc(chain->lines, sizeof *order, "the chain order");
     uint64_t state = seed;
     size_t group =
         chain->kind == PA_CHAIN_PAGE ? chain->page_bytes / chain->line_bytes : chain->lines;
     if (group == 0)
         group = 1;
     size_t groups = (chain->lines + group - 1) / group;
-    uint32_t *group_order = malloc(groups * sizeof *group_order);
-    if (!group_order)
-        pa_fail(2, "cannot allocate the chain order for %zu pages", groups);
+    uint32_t *group_order = pa_alloc(groups, sizeof *group_order, "the page order of the chain");
     for (size_t g = 0; g < groups; g++)
         group_order[g] = (uint32_t)g;
     shuffle(group_order, groups, &state);

@@ -13,6 +13,7 @@
 #include <x86intrin.h>
 
 #include "affinity.h"
+#include "alloc.h"
 #include "args.h"
 #include "chase.h"
 #include "kernels.h"
@@ -170,7 +171,7 @@ static void write_document(pa_json *json, const pa_args *args, const experiment 
         pa_result_end(json);
         return;
     }
-    double *values = malloc((size_t)e->samples * sizeof *values);
+    double *values = pa_alloc((size_t)e->samples, sizeof *values, "values");
     double work = e->latency ? (double)(e->repetitions * PA_CHASE_BLOCK)
                              : (double)(pa_kernel_bytes_per_iteration(e->slice.kernel) *
                                         e->slice.n * e->repetitions);
@@ -237,7 +238,7 @@ int main(int argc, char **argv)
     e.min_seconds = pa_arg_double(&args, "min_sample_time");
     pa_timer_init();
     for (int load = 0; load < LOADS; load++)
-        e.seconds[load] = calloc((size_t)e.samples, sizeof(double));
+        e.seconds[load] = pa_calloc((size_t)e.samples, sizeof(double), "seconds");
 
     pa_json json;
     pa_json_init(&json, pa_args_output(&args));

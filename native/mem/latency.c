@@ -15,6 +15,7 @@
 #include <x86intrin.h>
 
 #include "affinity.h"
+#include "alloc.h"
 #include "args.h"
 #include "chase.h"
 #include "memory.h"
@@ -105,8 +106,8 @@ static void measure_point(pa_json *json, const pa_args *args, const int *cpus, i
     for (int t = 0; t < ncpus; t++) {
         threads[t].cpu_requested = cpus[t];
         results[t].samples = samples;
-        results[t].seconds = calloc((size_t)samples, sizeof(double));
-        results[t].latency_ns = calloc((size_t)samples, sizeof(double));
+        results[t].seconds = pa_calloc((size_t)samples, sizeof(double), "seconds");
+        results[t].latency_ns = pa_calloc((size_t)samples, sizeof(double), "latency_ns");
     }
     atomic_int turn = 0; /* which thread measures now */
     omp_set_dynamic(0);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "affinity.h"
+#include "alloc.h"
 #include "args.h"
 #include "chase.h"
 #include "kernels.h"
@@ -87,12 +88,12 @@ static node *find_nodes(int *count)
 {
     hwloc_topology_t topo = pa_topology();
     int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
-    node *nodes = calloc((size_t)n, sizeof *nodes);
+    node *nodes = pa_calloc((size_t)n, sizeof *nodes, "nodes");
     int npus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
     for (int i = 0; i < n; i++) {
         hwloc_obj_t obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, (unsigned)i);
         nodes[i].os_index = (int)obj->os_index;
-        nodes[i].pus = calloc((size_t)npus + 1, sizeof(int));
+        nodes[i].pus = pa_calloc((size_t)npus + 1, sizeof(int), "pus");
         nodes[i].npus = node_pus(obj->cpuset, nodes[i].pus, &nodes[i].ncores);
         /* hwloc's size where it knows it, else libnuma's; a node without memory cannot hold a
          * buffer bound to it */
@@ -244,7 +245,7 @@ int main(int argc, char **argv)
     pa_json json; /* each cell's document is written (and flushed) as soon as it is measured */
     pa_json_init(&json, pa_args_output(&args));
     pa_json_begin_array(&json);
-    cell *cells = calloc((size_t)(2 * nnodes * nnodes), sizeof *cells);
+    cell *cells = pa_calloc((size_t)(2 * nnodes * nnodes), sizeof *cells, "cells");
     int ncells = 0;
     for (int r = 0; r < nnodes; r++) {
         if (nodes[r].npus == 0)
@@ -261,9 +262,9 @@ int main(int argc, char **argv)
                 c->cpu_node = nodes[r].os_index;
                 c->mem_node = nodes[m].os_index;
                 c->latency = latency;
-                c->threads = calloc((size_t)threads, sizeof *c->threads);
-                c->seconds = calloc((size_t)samples, sizeof(double));
-                c->values = calloc((size_t)samples, sizeof(double));
+                c->threads = pa_calloc((size_t)threads, sizeof *c->threads, "threads");
+                c->seconds = pa_calloc((size_t)samples, sizeof(double), "seconds");
+                c->values = pa_calloc((size_t)samples, sizeof(double), "values");
                 if (latency)
                     measure_latency(c, &nodes[r], latency_bytes, page, min_s, samples, seed);
                 else

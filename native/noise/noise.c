@@ -27,6 +27,7 @@
 #include <x86intrin.h>
 
 #include "affinity.h"
+#include "alloc.h"
 #include "args.h"
 #include "json.h"
 #include "result.h"
@@ -287,16 +288,15 @@ int main(int argc, char **argv)
     record_quantum(&args, e.quantum);
     pa_timer_init();
 
-    worker *workers = calloc((size_t)ncpus, sizeof *workers);
+    worker *workers = pa_calloc((size_t)ncpus, sizeof *workers, "the workers");
     for (int t = 0; t < ncpus; t++) {
         workers[t].cpu = cpus[t];
         workers[t].placement.cpu_requested = cpus[t];
         workers[t].seed = 0x9e3779b97f4a7c15ull * (uint64_t)(t + 1);
-        workers[t].values = malloc((size_t)e.capacity * sizeof(long long));
+        workers[t].values = pa_alloc((size_t)e.capacity, sizeof(long long), "the samples");
         if (e.fwq)
-            workers[t].durations = malloc((size_t)e.capacity * sizeof(uint64_t));
-        if (!workers[t].values || (e.fwq && !workers[t].durations))
-            pa_fail(2, "cannot allocate room for %ld samples per PU", e.capacity);
+            workers[t].durations =
+                pa_alloc((size_t)e.capacity, sizeof(uint64_t), "the quantum durations");
     }
     omp_set_dynamic(0);
 #pragma omp parallel num_threads(ncpus)

@@ -1,5 +1,6 @@
 /* The catalog built from kernels.def, and the life of one instance: shape, setup, passes, check. */
 #include "kernels.h"
+#include "alloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -66,22 +67,16 @@ int pb_instance_shape(pb_instance *k, const pb_kernel *kernel, size_t bytes, siz
     return 0;
 }
 
-int pb_instance_setup(pb_instance *k, char *why, size_t size)
+void pb_instance_setup(pb_instance *k)
 {
     for (int a = 0; a < PB_MAX_ARRAYS; a++) {
         if (!k->array_bytes[a])
             continue;
         size_t rounded = (k->array_bytes[a] + 63) / 64 * 64;
-        k->array[a] = aligned_alloc(64, rounded);
-        if (!k->array[a]) {
-            snprintf(why, size, "cannot allocate %zu bytes for kernel %s", rounded,
-                     k->kernel->name);
-            return -1;
-        }
+        k->array[a] = pa_alloc_aligned(64, rounded, 1, "a kernel's array");
     }
     k->kernel->init(k);
     k->passes = 0;
-    return 0;
 }
 
 void pb_instance_run(pb_instance *k, uint64_t passes)

@@ -65,8 +65,9 @@ static inline int pb_kernel_bytes_per_iteration(const pb_kernel *k)
 /* Shapes the instance for `bytes` (one thread's share); 0, or -1 and one sentence in `why`. */
 int pb_instance_shape(pb_instance *k, const pb_kernel *kernel, size_t bytes, size_t stride,
                       char *why, size_t size);
-/* Allocates and first-touches the arrays (call on the thread that will run it); 0 or -1. */
-int pb_instance_setup(pb_instance *k, char *why, size_t size);
+/* Allocates and first-touches the arrays (call on the thread that will run it); exits with status
+ * 2 when they cannot be allocated (alloc.h). */
+void pb_instance_setup(pb_instance *k);
 void pb_instance_run(pb_instance *k, uint64_t passes);
 /* sampler.h's pa_work_fn over an instance. */
 void pb_instance_work(void *instance, uint64_t passes);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "alloc.h"
 #include "kernels.h"
 
 #define PANEL          16 /* rows of C one dgemm invocation computes: milliseconds at any size */
@@ -132,11 +133,7 @@ static int matmul_check(pb_instance *k, char *why, size_t size)
     const double *c = k->array[2];
     const size_t m = k->n;
     size_t computed = (size_t)(k->passes < m / PANEL ? k->passes : m / PANEL) * PANEL;
-    double *b_sum = calloc(2 * m, sizeof *b_sum), *b_weighted = b_sum + m;
-    if (!b_sum) {
-        snprintf(why, size, "cannot allocate the reference of kernel %s", k->kernel->name);
-        return -1;
-    }
+    double *b_sum = pa_calloc(2 * m, sizeof *b_sum, "b_sum"), *b_weighted = b_sum + m;
     for (size_t l = 0; l < m; l++)
         for (size_t j = 0; j < m; j++)
             b_sum[l] += b_value(l, j), b_weighted[l] += b_value(l, j) * (double)(j + 1);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "kernels.h"
 
 #define HISTOGRAM_BINS 4096
@@ -217,12 +218,8 @@ void pb_histogram_pass(pb_instance *k)
 }
 int pb_histogram_check(pb_instance *k, char *why, size_t size)
 {
-    uint32_t *expected = calloc(HISTOGRAM_BINS, 4);
+    uint32_t *expected = pa_calloc(HISTOGRAM_BINS, 4, "expected");
     const uint32_t *count = k->array[1];
-    if (!expected) {
-        snprintf(why, size, "cannot allocate the reference of kernel %s", k->kernel->name);
-        return -1;
-    }
     for (size_t i = 0; i < k->n; i++)
         expected[(uint32_t)pb_mix(i) % HISTOGRAM_BINS]++;
     int failed = 0;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "kernels.h"
 
 static double grid_value(size_t i, size_t j, size_t l)
@@ -225,12 +226,8 @@ void pb_gauss_seidel2d_pass(pb_instance *k) { gauss_seidel_sweep(k->array[0], k-
 int pb_gauss_seidel2d_check(pb_instance *k, char *why, size_t size)
 {
     const size_t n = k->n;
-    double *u = malloc(8 * n * n), *f = malloc(8 * n * n);
-    if (!u || !f) {
-        free(u), free(f);
-        snprintf(why, size, "cannot allocate the reference grid of kernel %s", k->kernel->name);
-        return -1;
-    }
+    double *u = pa_alloc(n * n, sizeof(double), "the reference grid");
+    double *f = pa_alloc(n * n, sizeof(double), "the reference source");
     gauss_seidel_start(u, f, n);
     for (uint64_t p = 0; p < k->passes; p++)
         gauss_seidel_sweep(u, f, n);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "affinity.h"
+#include "alloc.h"
 #include "args.h"
 #include "counters.h"
 #include "program.h"
@@ -206,12 +207,10 @@ static void measure_variant(const pa_args *args, const pb_variant *variant, cons
     char why[256];
     if (pb_variant_shape(variant, &m.one, why, sizeof why))
         pa_fail(2, "%s", why);
-    m.placement = calloc((size_t)variant->threads, sizeof *m.placement);
-    m.seconds = calloc((size_t)m.samples, sizeof *m.seconds);
-    m.cycles = calloc((size_t)m.samples, sizeof *m.cycles);
-    m.instructions = calloc((size_t)m.samples, sizeof *m.instructions);
-    if (!m.placement || !m.seconds || !m.cycles || !m.instructions)
-        pa_fail(2, "out of memory");
+    m.placement = pa_calloc((size_t)variant->threads, sizeof *m.placement, "placement");
+    m.seconds = pa_calloc((size_t)m.samples, sizeof *m.seconds, "seconds");
+    m.cycles = pa_calloc((size_t)m.samples, sizeof *m.cycles, "cycles");
+    m.instructions = pa_calloc((size_t)m.samples, sizeof *m.instructions, "instructions");
     omp_set_dynamic(0);
 #pragma omp parallel num_threads(variant->threads)
     measure_thread(&m, pa_team_thread(variant->threads));

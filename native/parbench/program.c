@@ -3,6 +3,7 @@
  * freed. Times are seconds since the program started (after the file was read), so the
  * invocations of one or several programs can be drawn on a timeline. */
 #include "program.h"
+#include "alloc.h"
 
 #include <errno.h>
 #include <omp.h>
@@ -105,9 +106,7 @@ static program read_program(const char *file, int ncpus)
             *comment = '\0';
         if (strspn(text, " \t\r\n") == strlen(text))
             continue;
-        p.list = realloc(p.list, sizeof *p.list * (size_t)(p.count + 1));
-        if (!p.list)
-            pa_fail(2, "out of memory reading %s", file);
+        p.list = pa_realloc(p.list, (size_t)(p.count + 1), sizeof *p.list, "list");
         memset(&p.list[p.count], 0, sizeof *p.list);
         parse_line(&p.list[p.count++], text, file, line, ncpus);
     }
@@ -117,7 +116,7 @@ static program read_program(const char *file, int ncpus)
     for (int i = 0; i < p.count; i++)
         if (p.list[i].variant.threads > p.widest)
             p.widest = p.list[i].variant.threads;
-    p.placement = calloc((size_t)p.widest, sizeof *p.placement);
+    p.placement = pa_calloc((size_t)p.widest, sizeof *p.placement, "placement");
     return p;
 }
 
@@ -171,7 +170,7 @@ static void write_invocation(pa_json *json, const invocation *inv)
 
 static void write_program(const pa_args *args, const program *p)
 {
-    double *seconds = malloc(sizeof *seconds * (size_t)p->count);
+    double *seconds = pa_alloc((size_t)p->count, sizeof *seconds, "seconds");
     for (int i = 0; i < p->count; i++)
         seconds[i] = p->list[i].end - p->list[i].start;
     pa_json json;

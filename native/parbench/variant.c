@@ -43,8 +43,10 @@ void pb_team_setup(const pb_variant *v, const int *cpus, int t, pb_instance *k,
         hwloc_bitmap_free(set);
     }
     char why[256];
-    if (pb_variant_shape(v, k, why, sizeof why) || pb_instance_setup(k, why, sizeof why))
+    if (pb_variant_shape(v, k, why, sizeof why))
         record(failure, size, t, why);
+    else
+        pb_instance_setup(k);
 }
 
 void pb_team_check(pb_instance *k, int t, char *failure, size_t size)

@@ -1,4 +1,5 @@
 #include "dgemm_rate.h"
+#include "alloc.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -24,12 +25,9 @@ static double column_error(int n, const double *a, const double *b, const double
 int pa_dgemm_measure(pa_dgemm_rate *rate, int n, double min_seconds)
 {
     size_t count = (size_t)n * (size_t)n;
-    double *a = malloc(sizeof(double) * count), *b = malloc(sizeof(double) * count);
-    double *c = malloc(sizeof(double) * count);
-    if (!a || !b || !c) {
-        free(a), free(b), free(c);
-        return -1;
-    }
+    double *a = pa_alloc(count, sizeof(double), "the DGEMM matrix A"),
+           *b = pa_alloc(count, sizeof(double), "the DGEMM matrix B");
+    double *c = pa_alloc(count, sizeof(double), "the DGEMM matrix C");
     uint64_t state = 0x5eed;
     for (size_t k = 0; k < count; k++) {
         a[k] = 2.0 * pa_uniform(&state) - 1.0;

@@ -1,4 +1,5 @@
 #include "grid.h"
+#include "alloc.h"
 
 #include <stdlib.h>
 
@@ -22,7 +23,7 @@ void pa_grid_square(pa_grid *grid, int q)
 void pa_grid_of_ranks(pa_grid *grid, int first, int rows, int cols, int world_rank)
 {
     *grid = (pa_grid){.rows = rows, .cols = cols, .first_rank = first};
-    int *map = malloc(sizeof(int) * (size_t)rows * (size_t)cols);
+    int *map = pa_alloc((size_t)rows * (size_t)cols, sizeof(int), "the process grid map");
     for (int i = 0; i < rows; i++)
         for (int j = 0; j < cols; j++)
             map[i + j * rows] = first + i * cols + j; /* usermap is column-major, ld = rows */
@@ -67,9 +68,9 @@ int pa_matrix_alloc(pa_block_matrix *matrix, const pa_grid *grid, int n, int nb)
     int lld = matrix->rows > 1 ? matrix->rows : 1, info = 0;
     descinit_(matrix->desc, &n, &n, &nb, &nb, &zero, &zero, &grid->context, &lld, &info);
     size_t count = pa_matrix_local_count(matrix);
-    matrix->local = calloc(count ? count : 1, sizeof(double));
-    matrix->row_of = malloc(sizeof(int) * (size_t)lld);
-    matrix->col_of = malloc(sizeof(int) * (size_t)(matrix->cols > 0 ? matrix->cols : 1));
+    matrix->local = pa_calloc(count ? count : 1, sizeof(double), "a distributed matrix block");
+    matrix->row_of = pa_alloc((size_t)lld, sizeof(int), "row_of");
+    matrix->col_of = pa_alloc((size_t)(matrix->cols > 0 ? matrix->cols : 1), sizeof(int), "col_of");
     if (!matrix->local || !matrix->row_of || !matrix->col_of || info != 0)
         return -1;
     for (int i = 0; i < matrix->rows; i++)

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "args.h"
 #include "comm.h"
 #include "dgemm_rate.h"
@@ -193,9 +194,9 @@ static void run_all(const setup *s, const pa_world *world, pa_pipeline *p, sampl
 {
     out->count = s->repeat;
     for (int k = 0; k < PA_PHASES; k++)
-        out->phase_s[k] = calloc((size_t)s->repeat, sizeof(double));
-    out->total_s = calloc((size_t)s->repeat, sizeof(double));
-    out->dgemm_flops_per_s = calloc((size_t)s->repeat, sizeof(double));
+        out->phase_s[k] = pa_calloc((size_t)s->repeat, sizeof(double), "phase_s");
+    out->total_s = pa_calloc((size_t)s->repeat, sizeof(double), "total_s");
+    out->dgemm_flops_per_s = pa_calloc((size_t)s->repeat, sizeof(double), "dgemm_flops_per_s");
     for (int r = -s->warmup; r < s->repeat; r++) {
         measure_dgemm(s, world, out, r);
         double total = 0;
@@ -243,8 +244,8 @@ static void write_samples(pa_json *json, const pa_pipeline *p, const samples *in
     metrics[m++] = (pa_metric){"dgemm_flops_per_s", "flop/s", in->dgemm_flops_per_s, in->count};
     for (int k = 0; k < PA_PHASES; k++) {
         double flops = pa_pipeline_flops(p, k);
-        double *rate = owned[m] = calloc((size_t)in->count, sizeof(double));
-        double *percent = owned[m + 1] = calloc((size_t)in->count, sizeof(double));
+        double *rate = owned[m] = pa_calloc((size_t)in->count, sizeof(double), "rate");
+        double *percent = owned[m + 1] = pa_calloc((size_t)in->count, sizeof(double), "percent");
         for (int r = 0; r < in->count; r++) {
             rate[r] = flops / in->phase_s[k][r];
             percent[r] = 100.0 * rate[r] / (np * in->dgemm_flops_per_s[r]);
@@ -421,7 +422,7 @@ static int write_document(const pa_args *args, const setup *s, const pa_world *w
     pa_json json;
     pa_json_init(&json, pa_args_output(args));
     pa_comm_doc_begin(&json, "app.madbench", args, world);
-    int *ranks = malloc(sizeof(int) * (size_t)world->size);
+    int *ranks = pa_alloc((size_t)world->size, sizeof(int), "ranks");
     for (int r = 0; r < world->size; r++)
         ranks[r] = r;
     pa_comm_doc_context(&json, world, ranks, world->size);

@@ -1,4 +1,5 @@
 #include "pipeline.h"
+#include "alloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -48,17 +49,17 @@ int pa_pipeline_setup(pa_pipeline *p, const pa_sky *sky, pa_io *io, int q, int n
         failed |= pa_matrix_alloc(&p->gang_s, &p->gang_grid, n, nb);
         failed |= pa_matrix_alloc(&p->gang_w, &p->gang_grid, n, nb);
     }
-    p->all_w = calloc((size_t)nbin, sizeof *p->all_w);
+    p->all_w = pa_calloc((size_t)nbin, sizeof *p->all_w, "all_w");
     failed |= !p->all_w;
     for (int b = 0; !failed && b < nbin; b++)
         failed |= pa_matrix_alloc(&p->all_w[b], &p->world, n, nb);
     failed |= pa_legendre_alloc(&p->legendre, sky, &p->s);
-    p->vector = malloc(sizeof(double) * (size_t)n);
-    p->product = malloc(sizeof(double) * (size_t)n);
-    p->traces = calloc((size_t)nbin, sizeof(double));
-    p->likelihood = calloc((size_t)nbin, sizeof(double));
-    p->fisher = calloc((size_t)nbin * (size_t)nbin, sizeof(double));
-    p->correction = calloc((size_t)nbin, sizeof(double));
+    p->vector = pa_alloc((size_t)n, sizeof(double), "vector");
+    p->product = pa_alloc((size_t)n, sizeof(double), "product");
+    p->traces = pa_calloc((size_t)nbin, sizeof(double), "traces");
+    p->likelihood = pa_calloc((size_t)nbin, sizeof(double), "likelihood");
+    p->fisher = pa_calloc((size_t)nbin * (size_t)nbin, sizeof(double), "fisher");
+    p->correction = pa_calloc((size_t)nbin, sizeof(double), "correction");
     failed |=
         !p->vector || !p->product || !p->traces || !p->likelihood || !p->fisher || !p->correction;
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -307,7 +308,7 @@ static void check_identities(pa_pipeline *p, double data_dot_z, double z_dot_z)
 static void solve_correction(pa_pipeline *p)
 {
     int nbin = p->sky->nbin, nrhs = 1, info = 0;
-    double *f = malloc(sizeof(double) * (size_t)nbin * (size_t)nbin);
+    double *f = pa_alloc((size_t)nbin * (size_t)nbin, sizeof(double), "the Fisher matrix copy");
     memcpy(f, p->fisher, sizeof(double) * (size_t)nbin * (size_t)nbin);
     memcpy(p->correction, p->likelihood, sizeof(double) * (size_t)nbin);
     dposv_("L", &nbin, &nrhs, f, &nbin, p->correction, &nbin, &info, 1);
@@ -333,7 +334,7 @@ static void phase_dldc(pa_pipeline *p)
 
     /* local parts: tr W_b, d^T W_b z, and the upper triangle of F; then one sum */
     size_t count = (size_t)nbin * (size_t)(nbin + 2);
-    double *sums = calloc(count, sizeof(double));
+    double *sums = pa_calloc(count, sizeof(double), "sums");
     double *fisher = sums + 2 * nbin;
     for (int b = 0; b < nbin; b++) {
         sums[b] = local_trace(&p->all_w[b]);

@@ -1,4 +1,5 @@
 #include "sky.h"
+#include "alloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -26,13 +27,11 @@ int pa_sky_create(pa_sky *sky, int npix, int nbin, int lbin, uint64_t seed)
 {
     *sky = (pa_sky){.npix = npix, .nbin = nbin, .lbin = lbin};
     size_t n = (size_t)npix;
-    sky->x = malloc(sizeof(double) * n);
-    sky->y = malloc(sizeof(double) * n);
-    sky->z = malloc(sizeof(double) * n);
-    sky->data = malloc(sizeof(double) * n);
-    sky->spectrum = malloc(sizeof(double) * (size_t)nbin);
-    if (!sky->x || !sky->y || !sky->z || !sky->data || !sky->spectrum)
-        return -1;
+    sky->x = pa_alloc(n, sizeof(double), "the pixel x coordinates");
+    sky->y = pa_alloc(n, sizeof(double), "the pixel y coordinates");
+    sky->z = pa_alloc(n, sizeof(double), "the pixel z coordinates");
+    sky->data = pa_alloc(n, sizeof(double), "the sky map");
+    sky->spectrum = pa_alloc((size_t)nbin, sizeof(double), "spectrum");
     uint64_t state = seed;
     for (size_t i = 0; i < n; i++) {
         double z = 2.0 * pa_uniform(&state) - 1.0;
@@ -62,9 +61,9 @@ int pa_legendre_alloc(pa_legendre *recursion, const pa_sky *sky, const pa_block_
 {
     *recursion = (pa_legendre){.sky = sky, .count = pa_matrix_local_count(share), .l = 1};
     size_t count = recursion->count ? recursion->count : 1;
-    recursion->cosine = malloc(sizeof(double) * count);
-    recursion->previous = malloc(sizeof(double) * count);
-    recursion->current = malloc(sizeof(double) * count);
+    recursion->cosine = pa_alloc(count, sizeof(double), "cosine");
+    recursion->previous = pa_alloc(count, sizeof(double), "previous");
+    recursion->current = pa_alloc(count, sizeof(double), "current");
     return recursion->cosine && recursion->previous && recursion->current ? 0 : -1;
 }
 

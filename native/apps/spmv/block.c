@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "spmv.h"
 
 double pa_x_value(int j) { return 1.0 + (double)((37LL * j) % 101) / 128.0; }
@@ -27,14 +28,10 @@ int pa_owner_of(const pa_block *b, int column)
 static int rows_of(const pa_sparse *a, int **rowptr, int **colind, double **values)
 {
     long long nnz = pa_sparse_nnz(a);
-    *rowptr = calloc((size_t)a->n + 1, sizeof(int));
-    *colind = malloc(sizeof(int) * (size_t)(nnz ? nnz : 1));
-    *values = malloc(sizeof(double) * (size_t)(nnz ? nnz : 1));
-    int *next = malloc(sizeof(int) * (size_t)a->n);
-    if (!*rowptr || !*colind || !*values || !next) {
-        free(next);
-        return -1;
-    }
+    *rowptr = pa_calloc((size_t)a->n + 1, sizeof(int), "rowptr");
+    *colind = pa_alloc((size_t)(nnz ? nnz : 1), sizeof(int), "colind");
+    *values = pa_alloc((size_t)(nnz ? nnz : 1), sizeof(double), "values");
+    int *next = pa_alloc((size_t)a->n, sizeof(int), "next");
     for (long long p = 0; p < nnz; p++)
         (*rowptr)[a->rowind[p] + 1]++;
     for (int i = 0; i < a->n; i++) {
@@ -57,7 +54,7 @@ int pa_block_scatter(const pa_sparse *a, int n, pa_block *b, char *error, size_t
     MPI_Comm_rank(MPI_COMM_WORLD, &b->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &b->np);
     b->n = n;
-    b->first_row = malloc(sizeof(int) * ((size_t)b->np + 1));
+    b->first_row = pa_alloc(((size_t)b->np + 1), sizeof(int), "first_row");
     for (int p = 0; p <= b->np; p++)
         b->first_row[p] = (int)((long long)p * n / b->np);
     b->lo = b->first_row[b->rank];
@@ -69,10 +66,10 @@ int pa_block_scatter(const pa_sparse *a, int n, pa_block *b, char *error, size_t
     int failed = 0;
     if (b->rank == 0) {
         failed = rows_of(a, &all_rowptr, &all_colind, &all_values);
-        row_counts = malloc(sizeof(int) * (size_t)b->np);
-        row_displs = malloc(sizeof(int) * (size_t)b->np);
-        nnz_counts = malloc(sizeof(int) * (size_t)b->np);
-        nnz_displs = malloc(sizeof(int) * (size_t)b->np);
+        row_counts = pa_alloc((size_t)b->np, sizeof(int), "row_counts");
+        row_displs = pa_alloc((size_t)b->np, sizeof(int), "row_displs");
+        nnz_counts = pa_alloc((size_t)b->np, sizeof(int), "nnz_counts");
+        nnz_displs = pa_alloc((size_t)b->np, sizeof(int), "nnz_displs");
         failed |= !row_counts || !row_displs || !nnz_counts || !nnz_displs;
         for (int p = 0; !failed && p < b->np; p++) {
             row_displs[p] = b->first_row[p];
@@ -86,12 +83,12 @@ int pa_block_scatter(const pa_sparse *a, int n, pa_block *b, char *error, size_t
     if (!failed)
         MPI_Scatter(nnz_counts, 1, MPI_INT, &nnz, 1, MPI_INT, 0, MPI_COMM_WORLD);
     b->nnz = nnz;
-    int *lengths = malloc(sizeof(int) * (size_t)(b->rows ? b->rows : 1));
-    b->rowptr = malloc(sizeof(int) * ((size_t)b->rows + 1));
-    b->colind = malloc(sizeof(int) * (size_t)(nnz ? nnz : 1));
-    b->values = malloc(sizeof(double) * (size_t)(nnz ? nnz : 1));
-    b->x_mine = malloc(sizeof(double) * (size_t)(b->rows ? b->rows : 1));
-    b->x_all = malloc(sizeof(double) * (size_t)n);
+    int *lengths = pa_alloc((size_t)(b->rows ? b->rows : 1), sizeof(int), "lengths");
+    b->rowptr = pa_alloc(((size_t)b->rows + 1), sizeof(int), "rowptr");
+    b->colind = pa_alloc((size_t)(nnz ? nnz : 1), sizeof(int), "colind");
+    b->values = pa_alloc((size_t)(nnz ? nnz : 1), sizeof(double), "values");
+    b->x_mine = pa_alloc((size_t)(b->rows ? b->rows : 1), sizeof(double), "x_mine");
+    b->x_all = pa_alloc((size_t)n, sizeof(double), "x_all");
     int mine_failed = !lengths || !b->rowptr || !b->colind || !b->values || !b->x_mine || !b->x_all;
     MPI_Allreduce(MPI_IN_PLACE, &mine_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (failed || mine_failed) {
@@ -103,7 +100,7 @@ int pa_block_scatter(const pa_sparse *a, int n, pa_block *b, char *error, size_t
     }
     int *all_lengths = NULL;
     if (b->rank == 0) {
-        all_lengths = malloc(sizeof(int) * (size_t)n);
+        all_lengths = pa_alloc((size_t)n, sizeof(int), "all_lengths");
         for (int i = 0; i < n; i++)
             all_lengths[i] = all_rowptr[i + 1] - all_rowptr[i];
     }
@@ -136,11 +133,9 @@ static int compare_ints(const void *a, const void *b)
 int pa_block_index(pa_block *b)
 {
     size_t nnz = (size_t)(b->nnz ? b->nnz : 1);
-    b->owner = malloc(sizeof(int) * nnz);
-    b->offset = malloc(sizeof(int) * nnz);
-    b->ghosts = malloc(sizeof(int) * nnz);
-    if (!b->owner || !b->offset || !b->ghosts)
-        return -1;
+    b->owner = pa_alloc(nnz, sizeof(int), "owner");
+    b->offset = pa_alloc(nnz, sizeof(int), "offset");
+    b->ghosts = pa_alloc(nnz, sizeof(int), "ghosts");
     b->remote_accesses = 0;
     b->nghosts = 0;
     for (long long k = 0; k < b->nnz; k++) {

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "outcome.h"
 #include "result.h"
 
@@ -57,7 +58,7 @@ static void write_samples(pa_json *json, const pa_spmv_result *r)
     const pa_outcome *probes[2] = {r->get, r->accumulate};
     for (int q = 0; q < 2; q++)
         total += probes[q]->why ? 0 : probes[q]->samples;
-    double *seconds = malloc(sizeof(double) * (size_t)(total ? total : 1)), *values;
+    double *seconds = pa_alloc((size_t)(total ? total : 1), sizeof(double), "seconds"), *values;
     int used = 0;
     pa_json_key(json, "samples");
     pa_json_begin_object(json);
@@ -67,7 +68,7 @@ static void write_samples(pa_json *json, const pa_spmv_result *r)
             continue;
         char name[64];
         if (!strcmp(o->name, "csr")) { /* node level: flop/s of the whole product */
-            values = malloc(sizeof(double) * (size_t)o->samples);
+            values = pa_alloc((size_t)o->samples, sizeof(double), "values");
             for (int i = 0; i < o->samples; i++)
                 values[i] = 2.0 * (double)part->nnz / o->slowest[i];
             pa_json_key(json, "csr_flops_per_s");
@@ -86,7 +87,7 @@ static void write_samples(pa_json *json, const pa_spmv_result *r)
         if (o->why)
             continue;
         size_t count = (size_t)part->np * (size_t)o->samples;
-        values = malloc(sizeof(double) * count);
+        values = pa_alloc(count, sizeof(double), "values");
         for (size_t i = 0; i < count; i++)
             values[i] = o->per_rank[i] * 1e9;
         pa_json_key(json, q ? "accumulate_latency_ns" : "get_latency_ns");
@@ -165,7 +166,8 @@ static double ratio(long long a, long long b) { return b ? (double)a / (double)b
 static void write_partition(pa_json *json, const pa_partition *p)
 {
     int np = p->np;
-    double *f = malloc(sizeof(double) * (size_t)np), *reuse = malloc(sizeof(double) * (size_t)np);
+    double *f = pa_alloc((size_t)np, sizeof(double), "the per-rank f"),
+           *reuse = pa_alloc((size_t)np, sizeof(double), "the per-rank reuse");
     long long remote = 0, distinct = 0;
     for (int q = 0; q < np; q++) {
         f[q] = p->nnz_of[q] ? (double)p->remote[q] / (double)p->nnz_of[q] : 0.0;
@@ -178,7 +180,7 @@ static void write_partition(pa_json *json, const pa_partition *p)
     pa_json_key_string(json, "definition",
                        "contiguous row blocks: rank p owns rows floor(p n / np) .. "
                        "floor((p + 1) n / np) - 1 and the same entries of x and y");
-    long long *first = malloc(sizeof(long long) * ((size_t)np + 1));
+    long long *first = pa_alloc(((size_t)np + 1), sizeof(long long), "first");
     for (int q = 0; q <= np; q++)
         first[q] = p->first_row[q];
     write_counts(json, "first_row", first, np + 1);
@@ -216,7 +218,7 @@ static void write_latency(pa_json *json, const char *key, const pa_outcome *o, i
     if (o->why) {
         pa_json_key_string(json, "not_measurable", o->why);
     } else {
-        double *ns = malloc(sizeof(double) * (size_t)np);
+        double *ns = pa_alloc((size_t)np, sizeof(double), "ns");
         for (int p = 0; p < np; p++)
             ns[p] = o->median[p] * 1e9;
         write_doubles(json, "median_ns", ns, np);
@@ -253,9 +255,9 @@ static void write_variant(pa_json *json, const pa_spmv_result *r, const pa_outco
     const pa_outcome *local = find(r, v->transposed ? "local_transposed" : "local");
     const pa_outcome *probe = v->latency && !strcmp(v->latency, "get") ? r->get : r->accumulate;
     int elementwise = v->model && !strcmp(v->model, "E1");
-    double *median_s = o->median, *per_nnz = malloc(sizeof(double) * (size_t)np);
-    double *measured = malloc(sizeof(double) * (size_t)np);
-    double *predicted = malloc(sizeof(double) * (size_t)np);
+    double *median_s = o->median, *per_nnz = pa_alloc((size_t)np, sizeof(double), "median_s");
+    double *measured = pa_alloc((size_t)np, sizeof(double), "measured");
+    double *predicted = pa_alloc((size_t)np, sizeof(double), "predicted");
     double slowest_predicted = 0;
     for (int p = 0; p < np; p++) {
         per_nnz[p] = median_s[p] / (double)part->nnz_of[p] * 1e9;
@@ -350,7 +352,7 @@ static void write_vectors(pa_json *json, const pa_spmv_result *r)
     pa_json_begin_object(json);
     write_doubles(json, "x", r->x, r->partition->n);
     if (r->source->pi) {
-        long long *pi = malloc(sizeof(long long) * (size_t)r->partition->n);
+        long long *pi = pa_alloc((size_t)r->partition->n, sizeof(long long), "the permutation");
         for (int i = 0; i < r->partition->n; i++)
             pi[i] = r->source->pi[i];
         write_counts(json, "permutation", pi, r->partition->n); /* row/column i became pi[i] */
@@ -432,7 +434,7 @@ int pa_spmv_write_document(const pa_spmv_result *r)
     pa_json json;
     pa_json_init(&json, pa_args_output(r->args));
     pa_comm_doc_begin(&json, "app.spmv", r->args, r->world);
-    int *ranks = malloc(sizeof(int) * (size_t)r->world->size);
+    int *ranks = pa_alloc((size_t)r->world->size, sizeof(int), "ranks");
     for (int p = 0; p < r->world->size; p++)
         ranks[p] = p;
     pa_comm_doc_context(&json, r->world, ranks, r->world->size);

@@ -5,6 +5,7 @@
 #include <omp.h>
 #include <stdlib.h>
 
+#include "alloc.h"
 #include "spmv.h"
 #include "timer.h"
 
@@ -16,16 +17,10 @@ typedef struct {
 
 static void *local_setup(const pa_block *b, int threads, size_t length)
 {
-    local_state *s = calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
+    local_state *s = pa_calloc(1, sizeof *s, "the local product state");
     s->b = b;
     s->threads = threads;
-    s->y = calloc(length ? length : 1, sizeof(double));
-    if (!s->y) {
-        free(s);
-        return NULL;
-    }
+    s->y = pa_calloc(length ? length : 1, sizeof(double), "the product vector");
     return s;
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "outcome.h"
 #include "timer.h"
 
@@ -21,7 +22,7 @@ double pa_median(const double *values, int n)
 {
     if (n <= 0)
         return NAN;
-    double *sorted = malloc(sizeof(double) * (size_t)n);
+    double *sorted = pa_alloc((size_t)n, sizeof(double), "sorted");
     memcpy(sorted, values, sizeof(double) * (size_t)n);
     qsort(sorted, (size_t)n, sizeof(double), compare_doubles);
     double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
@@ -40,14 +41,16 @@ static void gather_series(const pa_series *series, pa_outcome *out)
     out->samples = count;
     out->requested = series->requested;
     out->iterations = series->iterations;
-    double *all = rank == 0 ? malloc(sizeof(double) * (size_t)np * (size_t)count) : NULL;
+    double *all = rank == 0
+                      ? pa_alloc((size_t)np * (size_t)count, sizeof(double), "the gathered samples")
+                      : NULL;
     MPI_Gather(series->seconds, count, MPI_DOUBLE, all, count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (rank != 0)
         return;
-    out->per_rank = malloc(sizeof(double) * (size_t)np * (size_t)count);
-    out->slowest = calloc((size_t)count, sizeof(double));
-    out->sample_s = calloc((size_t)count, sizeof(double));
-    out->median = malloc(sizeof(double) * (size_t)np);
+    out->per_rank = pa_alloc((size_t)np * (size_t)count, sizeof(double), "per_rank");
+    out->slowest = pa_calloc((size_t)count, sizeof(double), "slowest");
+    out->sample_s = pa_calloc((size_t)count, sizeof(double), "sample_s");
+    out->median = pa_alloc((size_t)np, sizeof(double), "median");
     for (int r = 0; r < np; r++) {
         for (int i = 0; i < count; i++) {
             double seconds = all[(size_t)r * (size_t)count + (size_t)i];
@@ -100,11 +103,12 @@ static void check_result(const pa_variant *v, void *state, const pa_block *b,
                          const pa_reference *reference, double limit, int keep_y, pa_outcome *out)
 {
     const double *y = v->result(state);
-    double *full = b->rank == 0 ? malloc(sizeof(double) * (size_t)b->n) : NULL;
+    double *full =
+        b->rank == 0 ? pa_alloc((size_t)b->n, sizeof(double), "the whole product vector") : NULL;
     if (v->partial) {
         MPI_Reduce(y, full, b->n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     } else {
-        int *counts = malloc(sizeof(int) * (size_t)b->np);
+        int *counts = pa_alloc((size_t)b->np, sizeof(int), "counts");
         for (int p = 0; p < b->np; p++)
             counts[p] = b->first_row[p + 1] - b->first_row[p];
         MPI_Gatherv(y, b->rows, MPI_DOUBLE, full, counts, b->first_row, MPI_DOUBLE, 0,
@@ -152,7 +156,7 @@ void pa_measure_variant(const pa_variant *variant, const pa_block *b, int thread
     check_result(variant, state, b, reference, limit, keep_y, out);
     long long operations = variant->remote_operations(state);
     if (b->rank == 0)
-        out->remote_operations = malloc(sizeof(long long) * (size_t)b->np);
+        out->remote_operations = pa_alloc((size_t)b->np, sizeof(long long), "remote_operations");
     MPI_Gather(&operations, 1, MPI_LONG_LONG, out->remote_operations, 1, MPI_LONG_LONG, 0,
                MPI_COMM_WORLD);
     variant->finish(state);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "spmv.h"
 #include "timer.h"
 
@@ -34,13 +35,11 @@ typedef struct {
 
 static read_state *state_new(const pa_block *b)
 {
-    read_state *s = calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
+    read_state *s = pa_calloc(1, sizeof *s, "the remote-read state");
     s->b = b;
     s->window = MPI_WIN_NULL;
     s->node = MPI_COMM_NULL;
-    s->y = calloc((size_t)b->rows + 1, sizeof(double));
+    s->y = pa_calloc((size_t)b->rows + 1, sizeof(double), "the product vector");
     return s;
 }
 
@@ -143,15 +142,12 @@ static int replicate_index(read_state *s)
 {
     const pa_block *b = s->b;
     size_t nnz = (size_t)(b->nnz ? b->nnz : 1), ghosts = (size_t)b->nghosts + 1;
-    s->compact = malloc(sizeof(int) * nnz);
-    s->x_extended = malloc(sizeof(double) * ((size_t)b->rows + ghosts));
-    s->run_owner = malloc(sizeof(int) * ghosts);
-    s->run_offset = malloc(sizeof(int) * ghosts);
-    s->run_count = malloc(sizeof(int) * ghosts);
-    s->run_start = malloc(sizeof(int) * ghosts);
-    if (!s->compact || !s->x_extended || !s->run_owner || !s->run_offset || !s->run_count ||
-        !s->run_start)
-        return -1;
+    s->compact = pa_alloc(nnz, sizeof(int), "compact");
+    s->x_extended = pa_alloc(((size_t)b->rows + ghosts), sizeof(double), "x_extended");
+    s->run_owner = pa_alloc(ghosts, sizeof(int), "run_owner");
+    s->run_offset = pa_alloc(ghosts, sizeof(int), "run_offset");
+    s->run_count = pa_alloc(ghosts, sizeof(int), "run_count");
+    s->run_start = pa_alloc(ghosts, sizeof(int), "run_start");
     for (long long k = 0; k < b->nnz; k++)
         s->compact[k] = b->owner[k] == b->rank
                             ? b->offset[k]

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "spmv.h"
 #include "timer.h"
 
@@ -44,10 +45,10 @@ static void write_finish(void *state)
 
 static write_state *state_new(const pa_block *b)
 {
-    write_state *s = calloc(1, sizeof *s);
+    write_state *s = pa_calloc(1, sizeof *s, "the remote-write state");
     s->b = b;
     s->window = MPI_WIN_NULL;
-    s->y = calloc((size_t)b->rows + 1, sizeof(double));
+    s->y = pa_calloc((size_t)b->rows + 1, sizeof(double), "the product vector");
     return s;
 }
 
@@ -59,7 +60,7 @@ static void *element_setup(const pa_block *b, int threads, const char **why)
 {
     (void)threads;
     write_state *s = state_new(b);
-    s->y_local = calloc((size_t)b->rows + 1, sizeof(double));
+    s->y_local = pa_calloc((size_t)b->rows + 1, sizeof(double), "y_local");
     if (pa_open_window(b->rows, &s->y_window, &s->window, why)) {
         write_finish(s);
         return NULL;
@@ -129,12 +130,12 @@ static void *combine_setup(const pa_block *b, int threads, const char **why)
     (void)threads;
     write_state *s = state_new(b);
     size_t np = (size_t)b->np;
-    s->y_full = calloc((size_t)b->n, sizeof(double));
-    s->sent = malloc(sizeof(pair) * ((size_t)b->nghosts + 1));
-    s->send_counts = calloc(np, sizeof(int));
-    s->send_displs = calloc(np, sizeof(int));
-    s->receive_counts = calloc(np, sizeof(int));
-    s->receive_displs = calloc(np, sizeof(int));
+    s->y_full = pa_calloc((size_t)b->n, sizeof(double), "y_full");
+    s->sent = pa_alloc(((size_t)b->nghosts + 1), sizeof(pair), "sent");
+    s->send_counts = pa_calloc(np, sizeof(int), "send_counts");
+    s->send_displs = pa_calloc(np, sizeof(int), "send_displs");
+    s->receive_counts = pa_calloc(np, sizeof(int), "receive_counts");
+    s->receive_displs = pa_calloc(np, sizeof(int), "receive_displs");
     int ok = s->y_full && s->sent && s->send_counts && s->send_displs && s->receive_counts &&
              s->receive_displs;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -151,7 +152,7 @@ static void *combine_setup(const pa_block *b, int threads, const char **why)
         s->receive_displs[p] = s->receive_displs[p - 1] + s->receive_counts[p - 1];
     }
     s->received_count = s->receive_displs[np - 1] + s->receive_counts[np - 1];
-    s->received = malloc(sizeof(pair) * ((size_t)s->received_count + 1));
+    s->received = pa_alloc(((size_t)s->received_count + 1), sizeof(pair), "received");
     return s;
 }
 

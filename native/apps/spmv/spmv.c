@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "outcome.h"
 #include "problems.h"
 #include "timer.h"
@@ -61,7 +62,7 @@ static int chosen_variants(const char *text, const pa_variant **chosen)
         for (int v = 0; v < NREMOTE; v++)
             wanted[v] = 1;
     } else {
-        char *copy = strdup(text), *save = NULL;
+        char *copy = strcpy(pa_alloc(strlen(text) + 1, 1, "the variant list"), text), *save = NULL;
         for (char *word = strtok_r(copy, ",", &save); word; word = strtok_r(NULL, ",", &save)) {
             int found = -1;
             for (int v = 0; v < NREMOTE; v++)
@@ -91,11 +92,7 @@ static int chosen_variants(const char *text, const pa_variant **chosen)
  * xorshift64* (Vigna 2016). */
 static int permute(pa_sparse *a, uint64_t seed, int **permutation, char *error, size_t size)
 {
-    int *pi = malloc(sizeof(int) * (size_t)a->n);
-    if (!pi) {
-        snprintf(error, size, "out of memory for a permutation of order %d", a->n);
-        return -1;
-    }
+    int *pi = pa_alloc((size_t)a->n, sizeof(int), "the permutation");
     uint64_t state = seed * 0x9e3779b97f4a7c15u + 0x2545f4914f6cdd1du;
     for (int i = 0; i < a->n; i++)
         pi[i] = i;
@@ -113,7 +110,7 @@ static int permute(pa_sparse *a, uint64_t seed, int **permutation, char *error, 
             status = pa_triplets_add(&t, pi[a->rowind[p]], pi[j], a->values[p], error, size);
     pa_sparse b = {0};
     if (!status)
-        status = pa_sparse_from_triplets(&t, a->n, &b, error, size);
+        pa_sparse_from_triplets(&t, a->n, &b);
     pa_triplets_free(&t);
     *permutation = pi;
     if (!status) {
@@ -132,7 +129,9 @@ static int build_matrix(const pa_args *args, pa_sparse *a, pa_matrix_source *sou
     source->seed = pa_arg_int(args, "seed");
     if (*path) {
         source->path = path;
-        status = pa_mm_read(path, a, &source->file, error, size);
+        /* x, x_all, y and the four reference vectors (doubles), with slack for the partition */
+        pa_mm_budget budget = {pa_memory_available(), 10 * sizeof(double), 0};
+        status = pa_mm_read(path, &budget, a, &source->file, error, size);
     } else {
         source->problem = problem;
         source->grid = n;
@@ -148,12 +147,10 @@ static int build_matrix(const pa_args *args, pa_sparse *a, pa_matrix_source *sou
 static int reference_products(const pa_sparse *a, pa_reference *r)
 {
     size_t n = (size_t)a->n;
-    r->Ax = calloc(n, sizeof(double));
-    r->abs_Ax = calloc(n, sizeof(double));
-    r->ATx = calloc(n, sizeof(double));
-    r->abs_ATx = calloc(n, sizeof(double));
-    if (!r->Ax || !r->abs_Ax || !r->ATx || !r->abs_ATx)
-        return -1;
+    r->Ax = pa_calloc(n, sizeof(double), "the reference product");
+    r->abs_Ax = pa_calloc(n, sizeof(double), "abs_Ax");
+    r->ATx = pa_calloc(n, sizeof(double), "the reference transposed product");
+    r->abs_ATx = pa_calloc(n, sizeof(double), "abs_ATx");
     for (int j = 0; j < a->n; j++)
         for (int p = a->colptr[j]; p < a->colptr[j + 1]; p++) {
             int i = a->rowind[p];
@@ -176,7 +173,7 @@ static void gather_count(long long mine, long long *all)
 static void describe_partition(const pa_block *b, pa_partition *p)
 {
     /* distinct columns my rows touch, local or remote: the x traffic of the roofline's minimum */
-    char *seen = calloc((size_t)b->n, 1);
+    char *seen = pa_calloc((size_t)b->n, 1, "seen");
     long long touched = 0;
     for (long long k = 0; k < b->nnz; k++)
         if (!seen[b->colind[k]]) {
@@ -190,11 +187,11 @@ static void describe_partition(const pa_block *b, pa_partition *p)
     p->first_row = b->first_row;
     if (b->rank == 0) {
         size_t np = (size_t)b->np;
-        p->rows = malloc(sizeof(long long) * np);
-        p->nnz_of = malloc(sizeof(long long) * np);
-        p->remote = malloc(sizeof(long long) * np);
-        p->distinct = malloc(sizeof(long long) * np);
-        p->touched = malloc(sizeof(long long) * np);
+        p->rows = pa_alloc(np, sizeof(long long), "rows");
+        p->nnz_of = pa_alloc(np, sizeof(long long), "nnz_of");
+        p->remote = pa_alloc(np, sizeof(long long), "remote");
+        p->distinct = pa_alloc(np, sizeof(long long), "distinct");
+        p->touched = pa_alloc(np, sizeof(long long), "touched");
     }
     gather_count(b->rows, p->rows);
     gather_count(b->nnz, p->nnz_of);

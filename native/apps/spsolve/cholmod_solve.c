@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "ordering.h"
 #include "solvers.h"
 #include "timer.h"
@@ -45,12 +46,7 @@ int pa_cholmod_solve(const pa_sparse *a, const double *b, double *x, const char 
                          .dtype = CHOLMOD_DOUBLE};
     cholmod_factor *factor = NULL;
     cholmod_dense *solution = NULL;
-    int *perm = malloc(sizeof(int) * (size_t)a->n);
-    if (!perm) {
-        snprintf(error, size, "out of memory for a permutation of order %d", a->n);
-        cholmod_finish(&c);
-        return 2;
-    }
+    int *perm = pa_alloc((size_t)a->n, sizeof(int), "the ordering");
 
     if (pa_fill_reducing_order(a, ordering, perm, &times->reorder_s, error, size)) {
         status = 2;

@@ -2,15 +2,30 @@
 #include "matrix_market.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "alloc.h"
+
+/* Bytes pa_sparse_from_triplets takes: per row, five int arrays of n + 1 (the by-row and final
+ * column pointers, next, count, last_row); per stored entry, the triplet (int, int, double) and
+ * two (int, double) copies (by row, then the result). */
+#define PA_MM_BYTES_PER_ROW (5.0 * sizeof(int))
+#define PA_MM_BYTES_PER_ENTRY \
+    (2.0 * sizeof(int) + sizeof(double) + 2.0 * (sizeof(int) + sizeof(double)))
 
 typedef struct {
     const char *path;
     FILE *file;
+    const pa_mm_budget *budget;
     char *line;
     size_t capacity;
     long number; /* of the line just read, from 1 */
@@ -30,13 +45,16 @@ static int fail(reader *r, const char *format, ...)
     return -1;
 }
 
-/* The next line without its newline; 0 at the end of the file. */
+/* The next line without its newline: 1, 0 at the end of the file, -1 (and the sentence) for a
+ * line holding a NUL byte, which would hide the rest of the line from the parser. */
 static int next_line(reader *r)
 {
     ssize_t length = getline(&r->line, &r->capacity, r->file);
     if (length < 0)
         return 0;
     r->number++;
+    if (strlen(r->line) != (size_t)length)
+        return fail(r, "the line holds a NUL byte: this is not a text file");
     r->line[strcspn(r->line, "\r\n")] = '\0';
     return 1;
 }
@@ -47,7 +65,10 @@ static int blank(const char *line) { return line[strspn(line, " \t")] == '\0'; }
 static int read_banner(reader *r, pa_mm_info *info)
 {
     char banner[32], object[32], format[32], field[32], symmetry[32], extra[2];
-    if (!next_line(r))
+    int got = next_line(r);
+    if (got < 0)
+        return -1;
+    if (!got)
         return fail(r, "the file is empty, not a Matrix Market file");
     int words = sscanf(r->line, "%31s %31s %31s %31s %31s %1s", banner, object, format, field,
                        symmetry, extra);
@@ -89,12 +110,33 @@ static int parse_index(const char **p, long long *value)
     return 1;
 }
 
-/* "ROWS COLUMNS ENTRIES" after the comments. */
-static int read_size(reader *r, long long *rows, long long *cols, long long *entries)
+/* The declared order and entries against the memory budget, before anything is allocated. */
+static int check_budget(reader *r, long long n, long long stored)
 {
+    char what[96], why[256];
+    double vectors = r->budget->vector_bytes_per_row * (double)n;
+    double matrix = PA_MM_BYTES_PER_ROW * (double)n + PA_MM_BYTES_PER_ENTRY * (double)stored;
+    snprintf(what, sizeof what, "the file declares %lld rows", n);
+    if (pa_check_memory(vectors, r->budget->available_bytes, what, "the vectors alone", why,
+                        sizeof why) == 0) {
+        snprintf(what, sizeof what, "the file declares %lld rows and %lld stored entries", n,
+                 stored);
+        if (pa_check_memory(vectors + matrix, r->budget->available_bytes, what,
+                            "the matrix and its vectors", why, sizeof why) == 0)
+            return 0;
+    }
+    return fail(r, "%s", why);
+}
+
+/* "ROWS COLUMNS ENTRIES" after the comments. */
+static int read_size(reader *r, const pa_mm_info *info, long long *rows, long long *cols,
+                     long long *entries)
+{
+    int got;
     do
-        if (!next_line(r))
-            return fail(r, "the file ends before the size line 'ROWS COLUMNS ENTRIES'");
+        if ((got = next_line(r)) <= 0)
+            return got < 0 ? -1
+                           : fail(r, "the file ends before the size line 'ROWS COLUMNS ENTRIES'");
     while (r->line[0] == '%' || blank(r->line));
     const char *p = r->line;
     if (!parse_index(&p, rows) || !parse_index(&p, cols) || !parse_index(&p, entries) ||
@@ -104,6 +146,21 @@ static int read_size(reader *r, long long *rows, long long *cols, long long *ent
         return fail(r, "the matrix is %lld x %lld, not square", *rows, *cols);
     if (*rows == 0 || *rows > 0x7ffffffeLL)
         return fail(r, "the order %lld is outside 1 .. 2^31 - 2", *rows);
+    int symmetric = !strcmp(info->symmetry, "symmetric");
+    double most = symmetric ? (double)*rows * ((double)*rows + 1) / 2 : (double)*rows * *rows;
+    if ((double)*entries > most)
+        return fail(r,
+                    "the size line announces %lld entries, more than the %.0f a%s %lld x %lld "
+                    "matrix holds",
+                    *entries, most, symmetric ? " symmetric" : "", *rows, *rows);
+    long long stored = symmetric ? 2 * *entries : *entries; /* the mirror of each off-diagonal */
+    if (stored > 0x7fffffffLL)
+        return fail(r,
+                    "the size line announces %lld entries (%lld stored), beyond the 2^31 - 1 "
+                    "this program indexes",
+                    *entries, stored);
+    if (check_budget(r, *rows, stored))
+        return -1;
     return 0;
 }
 
@@ -120,15 +177,23 @@ static int read_entry(reader *r, const pa_mm_info *info, long long n, int *row, 
     *value = 1.0;
     if (!pattern) {
         char *end;
+        p += strspn(p, " \t");
         errno = 0;
         if (integer) {
             long long v = strtoll(p, &end, 10);
             *value = (double)v;
         } else {
             *value = strtod(p, &end);
+            if (errno == ERANGE && fabs(*value) <= DBL_MIN)
+                errno = 0; /* underflow: a subnormal or zero is still the value written */
         }
-        if (end == p || errno)
+        if (end == p || (errno && errno != ERANGE))
             return fail(r, "expected %s, found '%s'", expected, r->line);
+        if (errno == ERANGE || !isfinite(*value))
+            return fail(r,
+                        "the value '%.*s' is not a finite number: a matrix holds only finite "
+                        "values",
+                        (int)(end - p), p);
         p = end;
     }
     if (!blank(p))
@@ -148,9 +213,14 @@ static int read_entry(reader *r, const pa_mm_info *info, long long n, int *row, 
 static int read_entries(reader *r, const pa_mm_info *info, long long n, long long entries,
                         pa_triplets *t)
 {
-    int symmetric = !strcmp(info->symmetry, "symmetric");
-    long long found = 0;
-    while (next_line(r)) {
+    int symmetric = !strcmp(info->symmetry, "symmetric"), got;
+    long long found = 0, diagonal = 0;
+    long long stored = symmetric ? 2 * entries : entries; /* checked against the budget */
+    t->row = pa_alloc((size_t)stored, sizeof(int), "the matrix's row indices");
+    t->col = pa_alloc((size_t)stored, sizeof(int), "the matrix's column indices");
+    t->value = pa_alloc((size_t)stored, sizeof(double), "the matrix's values");
+    t->capacity = stored ? stored : 1;
+    while ((got = next_line(r)) > 0) {
         if (blank(r->line) || r->line[0] == '%')
             continue;
         if (found == entries)
@@ -164,7 +234,10 @@ static int read_entries(reader *r, const pa_mm_info *info, long long n, long lon
             (symmetric && row != col && pa_triplets_add(t, col, row, value, why, sizeof why)))
             return fail(r, "%s", why);
         found++;
+        diagonal += row == col;
     }
+    if (got < 0)
+        return -1;
     if (found < entries) {
         snprintf(r->error, r->size,
                  "%s ends at line %ld after %lld of the %lld entries its size "
@@ -172,28 +245,93 @@ static int read_entries(reader *r, const pa_mm_info *info, long long n, long lon
                  r->path, r->number, found, entries);
         return -1;
     }
+    /* Before anything of order n is allocated: a positive definite A has a_ii = e_i^T A e_i > 0,
+     * so a file declaring 1e8 rows and one entry is refused here, not by the solver minutes and
+     * gigabytes later. pa-spsolve checks each diagonal entry once the matrix is assembled. */
+    if (r->budget->needs_diagonal && diagonal < n) {
+        snprintf(r->error, r->size,
+                 "%s holds %lld diagonal entries for %lld rows: a positive definite matrix needs "
+                 "all %lld",
+                 r->path, diagonal, n, n);
+        return -1;
+    }
     return 0;
 }
 
-int pa_mm_read(const char *path, pa_sparse *a, pa_mm_info *info, char *error, size_t size)
+/* Duplicates are summed: two finite values may sum to an infinity. */
+static int check_sums(const char *path, const pa_sparse *a, char *error, size_t size)
 {
-    reader r = {.path = path, .error = error, .size = size};
-    r.file = fopen(path, "r");
-    if (!r.file) {
-        snprintf(error, size, "cannot read the matrix file %s: %s", path, strerror(errno));
-        return -1;
-    }
+    for (int j = 0; j < a->n; j++)
+        for (int p = a->colptr[j]; p < a->colptr[j + 1]; p++)
+            if (!isfinite(a->values[p])) {
+                snprintf(error, size,
+                         "%s: the duplicate entries at (%d, %d) sum to %g: a matrix holds only "
+                         "finite values",
+                         path, a->rowind[p] + 1, j + 1, a->values[p]);
+                return -1;
+            }
+    return 0;
+}
+
+int pa_mm_read_stream(FILE *file, const char *name, const pa_mm_budget *budget, pa_sparse *a,
+                      pa_mm_info *info, char *error, size_t size)
+{
+    reader r = {.path = name, .file = file, .budget = budget, .error = error, .size = size};
     long long rows = 0, cols = 0;
     pa_triplets t = {0};
     int status = read_banner(&r, info);
     if (!status)
-        status = read_size(&r, &rows, &cols, &info->entries);
+        status = read_size(&r, info, &rows, &cols, &info->entries);
     if (!status)
         status = read_entries(&r, info, rows, info->entries, &t);
-    if (!status)
-        status = pa_sparse_from_triplets(&t, (int)rows, a, error, size);
+    if (!status) {
+        pa_sparse_from_triplets(&t, (int)rows, a);
+        if ((status = check_sums(name, a, error, size)))
+            pa_sparse_free(a);
+    }
     pa_triplets_free(&t);
     free(r.line);
-    fclose(r.file);
+    return status;
+}
+
+/* Opened without blocking and checked to be a regular file before a byte is read: open(2) of a
+ * FIFO with no writer blocks forever without O_NONBLOCK, and a device or a folder is no matrix. */
+static FILE *open_regular(const char *path, char *error, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st)) {
+        snprintf(error, size, "cannot read the matrix file %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(error, size,
+                 "the matrix file %s is not a regular file (%s); give a Matrix Market file", path,
+                 S_ISDIR(st.st_mode)    ? "a folder"
+                 : S_ISFIFO(st.st_mode) ? "a FIFO"
+                 : S_ISSOCK(st.st_mode) ? "a socket"
+                                        : "a device");
+        close(fd);
+        return NULL;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    FILE *file = fdopen(fd, "r");
+    if (!file) {
+        snprintf(error, size, "cannot read the matrix file %s: %s", path, strerror(errno));
+        close(fd);
+    }
+    return file;
+}
+
+int pa_mm_read(const char *path, const pa_mm_budget *budget, pa_sparse *a, pa_mm_info *info,
+               char *error, size_t size)
+{
+    FILE *file = open_regular(path, error, size);
+    if (!file)
+        return -1;
+    int status = pa_mm_read_stream(file, path, budget, a, info, error, size);
+    fclose(file);
     return status;
 }

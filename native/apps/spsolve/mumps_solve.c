@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "ordering.h"
 #include "solvers.h"
 #include "timer.h"
@@ -72,12 +73,10 @@ static int failed(const DMUMPS_STRUC_C *id, const char *phase, char *error, size
 static int centralize(const pa_sparse *a, const double *b, double *x, DMUMPS_STRUC_C *id)
 {
     long long lower = pa_sparse_nnz_lower(a), k = 0;
-    id->irn = malloc(sizeof(MUMPS_INT) * (size_t)lower);
-    id->jcn = malloc(sizeof(MUMPS_INT) * (size_t)lower);
-    id->a = malloc(sizeof(double) * (size_t)lower);
-    id->perm_in = malloc(sizeof(MUMPS_INT) * (size_t)a->n);
-    if (!id->irn || !id->jcn || !id->a || !id->perm_in)
-        return -1;
+    id->irn = pa_alloc((size_t)lower, sizeof(MUMPS_INT), "MUMPS row indices");
+    id->jcn = pa_alloc((size_t)lower, sizeof(MUMPS_INT), "MUMPS column indices");
+    id->a = pa_alloc((size_t)lower, sizeof(double), "MUMPS values");
+    id->perm_in = pa_alloc((size_t)a->n, sizeof(MUMPS_INT), "perm_in");
     for (int j = 0; j < a->n; j++)
         for (int p = a->colptr[j]; p < a->colptr[j + 1]; p++)
             if (a->rowind[p] >= j) {
@@ -104,7 +103,7 @@ static int order(const pa_sparse *a, const char *ordering, DMUMPS_STRUC_C *id, d
     MPI_Barrier(MPI_COMM_WORLD);
     uint64_t start = pa_ticks();
     if (rank == 0) {
-        int *perm = malloc(sizeof(int) * (size_t)a->n);
+        int *perm = pa_alloc((size_t)a->n, sizeof(int), "the ordering");
         double call_seconds;
         refused = !perm || pa_fill_reducing_order(a, ordering, perm, &call_seconds, error, size);
         for (int k = 0; !refused && k < a->n; k++)

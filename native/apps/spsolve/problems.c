@@ -1,26 +1,28 @@
 #include "problems.h"
 
+#include "alloc.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-/* Room for `order` unknowns and `nnz` entries in the int indices CHOLMOD and MUMPS take. */
+/* Room for `order` unknowns and `nnz` entries in the int indices CHOLMOD and MUMPS take, and in
+ * the memory available (checked before the matrix is allocated). */
 static int check_size(const char *problem, int n, double order, double nnz, char *error,
                       size_t size)
 {
-    if (order < 0x7fffffff && nnz < 0x7fffffff)
-        return 0;
-    snprintf(error, size,
-             "%s n=%d has %.3g unknowns and %.3g entries, beyond the 2^31 - 1 this "
-             "program indexes; choose a smaller n",
-             problem, n, order, nnz);
-    return -1;
-}
-
-static int no_memory(double nnz, char *error, size_t size)
-{
-    snprintf(error, size, "out of memory for a matrix of %.3g entries", nnz);
-    return -1;
+    if (order >= 0x7fffffff || nnz >= 0x7fffffff) {
+        snprintf(error, size,
+                 "%s n=%d has %.3g unknowns and %.3g entries, beyond the 2^31 - 1 this "
+                 "program indexes; choose a smaller n",
+                 problem, n, order, nnz);
+        return -1;
+    }
+    char what[96];
+    snprintf(what, sizeof what, "%s n=%d has %.0f unknowns and %.0f entries", problem, n, order,
+             nnz);
+    double bytes = (order + 1) * sizeof(int) + nnz * (sizeof(int) + sizeof(double));
+    return pa_check_memory(bytes, pa_memory_available(), what, "the matrix alone", error, size);
 }
 
 /* The d-dimensional Laplacian by the (2d+1)-point stencil, written column by column in row order:
@@ -31,8 +33,7 @@ static int laplace(int dims, int n, pa_sparse *a, char *error, size_t size)
     double order = pow(n, dims), nnz = (2 * dims + 1) * order - 2 * dims * pow(n, dims - 1);
     if (check_size(name, n, order, nnz, error, size))
         return -1;
-    if (pa_sparse_alloc(a, (int)order, (long long)nnz))
-        return no_memory(nnz, error, size);
+    pa_sparse_alloc(a, (int)order, (long long)nnz);
     int stride[3] = {1, n, n * n}, coord[3] = {0, 0, 0};
     int q = 0;
     for (int p = 0; p < a->n; p++) {
@@ -153,8 +154,7 @@ int pa_elasticity3d(int n, double youngs_modulus, double poisson_ratio, pa_spars
     double nnz = 9.0 * (3.0 * n - 2) * (3.0 * n + 1) * (3.0 * n + 1);
     if (check_size("elasticity3d", n, order, nnz, error, size))
         return -1;
-    if (pa_sparse_alloc(a, (int)order, (long long)nnz))
-        return no_memory(nnz, error, size);
+    pa_sparse_alloc(a, (int)order, (long long)nnz);
     grid g = {n};
     elasticity_structure(&g, a);
     double k[24][24];

@@ -1,4 +1,5 @@
 #include "sparse.h"
+#include "alloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -14,19 +15,9 @@ int pa_triplets_add(pa_triplets *t, int row, int col, double value, char *error,
             snprintf(error, size, "the matrix has more than 2^31 - 1 entries, beyond this program");
             return -1;
         }
-        int *r = realloc(t->row, sizeof(int) * (size_t)capacity);
-        if (r)
-            t->row = r;
-        int *c = realloc(t->col, sizeof(int) * (size_t)capacity);
-        if (c)
-            t->col = c;
-        double *v = realloc(t->value, sizeof(double) * (size_t)capacity);
-        if (v)
-            t->value = v;
-        if (!r || !c || !v) {
-            snprintf(error, size, "out of memory for %lld matrix entries", capacity);
-            return -1;
-        }
+        t->row = pa_realloc(t->row, (size_t)capacity, sizeof(int), "the matrix's row indices");
+        t->col = pa_realloc(t->col, (size_t)capacity, sizeof(int), "the matrix's column indices");
+        t->value = pa_realloc(t->value, (size_t)capacity, sizeof(double), "the matrix's values");
         t->capacity = capacity;
     }
     t->row[t->count] = row;
@@ -44,16 +35,12 @@ void pa_triplets_free(pa_triplets *t)
     *t = (pa_triplets){0};
 }
 
-int pa_sparse_alloc(pa_sparse *a, int n, long long nnz)
+void pa_sparse_alloc(pa_sparse *a, int n, long long nnz)
 {
     a->n = n;
-    a->colptr = calloc((size_t)n + 1, sizeof(int));
-    a->rowind = malloc(sizeof(int) * (size_t)(nnz ? nnz : 1));
-    a->values = malloc(sizeof(double) * (size_t)(nnz ? nnz : 1));
-    if (a->colptr && a->rowind && a->values)
-        return 0;
-    pa_sparse_free(a);
-    return -1;
+    a->colptr = pa_calloc((size_t)n + 1, sizeof(int), "the matrix's column pointers");
+    a->rowind = pa_alloc((size_t)nnz, sizeof(int), "the matrix's row indices");
+    a->values = pa_alloc((size_t)nnz, sizeof(double), "the matrix's values");
 }
 
 void pa_sparse_free(pa_sparse *a)
@@ -66,19 +53,11 @@ void pa_sparse_free(pa_sparse *a)
 
 /* Counting sort by column, then by row within each column (the transpose twice, as in CSparse's
  * cs_compress + cs_dupl), summing duplicates. */
-int pa_sparse_from_triplets(const pa_triplets *t, int n, pa_sparse *a, char *error, size_t size)
+void pa_sparse_from_triplets(const pa_triplets *t, int n, pa_sparse *a)
 {
     pa_sparse by_row; /* the triplets bucketed by row: the transpose, unsorted within rows */
-    if (pa_sparse_alloc(&by_row, n, t->count)) {
-        snprintf(error, size, "out of memory for %lld matrix entries", t->count);
-        return -1;
-    }
-    int *next = calloc((size_t)n + 1, sizeof(int));
-    if (!next) {
-        pa_sparse_free(&by_row);
-        snprintf(error, size, "out of memory for a matrix of order %d", n);
-        return -1;
-    }
+    pa_sparse_alloc(&by_row, n, t->count);
+    int *next = pa_calloc((size_t)n + 1, sizeof(int), "the matrix's assembly pointers");
     for (long long k = 0; k < t->count; k++)
         by_row.colptr[t->row[k] + 1]++;
     for (int i = 0; i < n; i++)
@@ -92,16 +71,9 @@ int pa_sparse_from_triplets(const pa_triplets *t, int n, pa_sparse *a, char *err
     }
     /* Rows in increasing order per column: bucket by column walking rows in order. Duplicates
      * become neighbours and are summed. */
-    int *count = calloc((size_t)n + 1, sizeof(int));
-    int *last_row = malloc(sizeof(int) * (size_t)(n ? n : 1));
-    if (!count || !last_row || pa_sparse_alloc(a, n, t->count)) {
-        free(count);
-        free(last_row);
-        free(next);
-        pa_sparse_free(&by_row);
-        snprintf(error, size, "out of memory for %lld matrix entries", t->count);
-        return -1;
-    }
+    int *count = pa_calloc((size_t)n + 1, sizeof(int), "the matrix's column counts");
+    int *last_row = pa_alloc((size_t)n, sizeof(int), "the matrix's assembly rows");
+    pa_sparse_alloc(a, n, t->count);
     for (int j = 0; j < n; j++)
         last_row[j] = -1;
     for (int i = 0; i < n; i++) /* distinct entries per column */
@@ -134,7 +106,6 @@ int pa_sparse_from_triplets(const pa_triplets *t, int n, pa_sparse *a, char *err
     free(last_row);
     free(next);
     pa_sparse_free(&by_row);
-    return 0;
 }
 
 long long pa_sparse_nnz(const pa_sparse *a) { return a->colptr[a->n]; }

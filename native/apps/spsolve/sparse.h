@@ -23,13 +23,15 @@ typedef struct {
     long long count, capacity;
 } pa_triplets;
 
-/* Both return 0, or -1 with a sentence in `error` (out of memory, more than 2^31 entries). */
+/* Returns 0, or -1 with a sentence in `error` (more than 2^31 - 1 entries). Like every allocation
+ * of native/ (alloc.h), running out of memory here ends the program with one sentence, status 2. */
 int pa_triplets_add(pa_triplets *t, int row, int col, double value, char *error, size_t size);
-int pa_sparse_from_triplets(const pa_triplets *t, int n, pa_sparse *a, char *error, size_t size);
+/* Sorts and assembles, duplicates summed. */
+void pa_sparse_from_triplets(const pa_triplets *t, int n, pa_sparse *a);
 void pa_triplets_free(pa_triplets *t);
 
-/* Allocates n + 1 column pointers and `nnz` entries; returns 0 or -1 (out of memory). */
-int pa_sparse_alloc(pa_sparse *a, int n, long long nnz);
+/* Allocates n + 1 column pointers (zeroed) and `nnz` entries. */
+void pa_sparse_alloc(pa_sparse *a, int n, long long nnz);
 void pa_sparse_free(pa_sparse *a);
 
 long long pa_sparse_nnz(const pa_sparse *a);

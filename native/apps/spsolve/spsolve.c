@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "affinity.h"
+#include "alloc.h"
 #include "args.h"
 #include "json.h"
 #include "matrix_market.h"
@@ -59,6 +60,9 @@ static const pa_param params[] = {
      "in [-1, 1))",
      "ones,random", 0, 0},
 };
+
+/* Vectors of order n besides the matrix: b, x, the ones of b = A ones and the residual's r. */
+#define PA_VECTORS 4
 
 /* The check every solve passes: sqrt(machine epsilon) on the relative residual. */
 #define PA_RESIDUAL_LIMIT 1.5e-8
@@ -147,7 +151,8 @@ typedef struct {
 
 static int read_matrix(const char *path, problem *p, char *error, size_t size)
 {
-    if (pa_mm_read(path, &p->a, &p->file, error, size))
+    pa_mm_budget budget = {pa_memory_available(), PA_VECTORS * sizeof(double), 1};
+    if (pa_mm_read(path, &budget, &p->a, &p->file, error, size))
         return -1;
     int row, col;
     double value, mirror;
@@ -157,6 +162,18 @@ static int read_matrix(const char *path, problem *p, char *error, size_t size)
                  "%d) is %g; a Cholesky solve needs a symmetric positive definite matrix",
                  path, row + 1, col + 1, value, col + 1, row + 1, mirror);
         return -1;
+    }
+    /* A positive definite A has a_ii = e_i^T A e_i > 0: a missing or non-positive diagonal entry
+     * (a file declaring 1e8 rows with one entry) is refused before the solver spends minutes. */
+    for (int j = 0; j < p->a.n; j++) {
+        double diagonal = pa_sparse_at(&p->a, j, j);
+        if (!(diagonal > 0)) {
+            snprintf(error, size,
+                     "the matrix in %s is not positive definite: its diagonal entry (%d, %d) is "
+                     "%g; a Cholesky solve needs a symmetric positive definite matrix",
+                     path, j + 1, j + 1, diagonal);
+            return -1;
+        }
     }
     return 0;
 }
@@ -179,7 +196,7 @@ static int build_matrix(const pa_args *args, problem *p, char *error, size_t siz
 static void right_hand_side(const pa_sparse *a, int random, double *b)
 {
     if (!random) {
-        double *ones = malloc(sizeof(double) * (size_t)a->n);
+        double *ones = pa_alloc((size_t)a->n, sizeof(double), "the vector of ones");
         for (int i = 0; i < a->n; i++)
             ones[i] = 1.0;
         pa_sparse_multiply(a, ones, b);
@@ -204,7 +221,7 @@ static double norm2(const double *v, int n)
 /* ||b - A x||_2 / ||b||_2 with the assembled A. */
 static double relative_residual(const pa_sparse *a, const double *b, const double *x)
 {
-    double *r = malloc(sizeof(double) * (size_t)a->n);
+    double *r = pa_alloc((size_t)a->n, sizeof(double), "the residual");
     pa_sparse_multiply(a, x, r);
     for (int i = 0; i < a->n; i++)
         r[i] = b[i] - r[i];
@@ -246,7 +263,7 @@ static void write_samples(pa_json *json, const outcome *o)
         nphases = sizeof phases / sizeof *phases
     };
     int present[nphases];
-    double *values = malloc(sizeof(double) * (size_t)o->repeat);
+    double *values = pa_alloc((size_t)o->repeat, sizeof(double), "values");
     pa_json_key(json, "samples");
     pa_json_begin_object(json);
     for (int k = 0; k < nphases; k++) {
@@ -382,7 +399,7 @@ static int write_document(const pa_args *args, const problem *p, const outcome *
 #ifdef PA_HAVE_MUMPS
     if (s->mpi) {
         pa_json_key_int(&json, "np", s->size);
-        int *ranks = malloc(sizeof(int) * (size_t)s->size);
+        int *ranks = pa_alloc((size_t)s->size, sizeof(int), "ranks");
         for (int r = 0; r < s->size; r++)
             ranks[r] = r;
         pa_comm_doc_context(&json, &s->world, ranks, s->size);
@@ -436,22 +453,18 @@ int main(int argc, char **argv)
     if (s.rank == 0) {
         ok = !build_matrix(&args, &p, error, sizeof error);
         if (ok) {
-            b = malloc(sizeof(double) * (size_t)p.a.n);
-            x = malloc(sizeof(double) * (size_t)p.a.n);
-            ok = b && x;
-            if (!ok)
-                snprintf(error, sizeof error, "out of memory for vectors of order %d", p.a.n);
-        }
-        if (ok)
+            b = pa_alloc((size_t)p.a.n, sizeof(double), "the right-hand side");
+            x = pa_alloc((size_t)p.a.n, sizeof(double), "the solution");
             right_hand_side(&p.a, !strcmp(pa_arg_text(&args, "rhs"), "random"), b);
+        }
     }
     session_require(&s, ok, error);
 
     outcome o = {.repeat = (int)pa_arg_int(&args, "repeat")};
-    o.times = calloc((size_t)o.repeat, sizeof *o.times);
-    o.residuals = calloc((size_t)o.repeat, sizeof(double));
-    o.forward_errors = calloc((size_t)o.repeat, sizeof(double));
-    o.total_s = calloc((size_t)o.repeat, sizeof(double));
+    o.times = pa_calloc((size_t)o.repeat, sizeof *o.times, "the phase times");
+    o.residuals = pa_calloc((size_t)o.repeat, sizeof(double), "the residuals");
+    o.forward_errors = pa_calloc((size_t)o.repeat, sizeof(double), "the forward errors");
+    o.total_s = pa_calloc((size_t)o.repeat, sizeof(double), "the solve times");
     pa_phase_times warm;
     for (int r = -(int)pa_arg_int(&args, "warmup"); r < o.repeat; r++) {
         pa_phase_times *t = r < 0 ? &warm : &o.times[r];

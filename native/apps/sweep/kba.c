@@ -1,5 +1,6 @@
 /* The KBA wavefront sweep (kba.h). */
 #include "kba.h"
+#include "alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,19 +24,13 @@ struct pa_kba_buffers {
 
 pa_kba_buffers *pa_kba_buffers_new(const pa_kba *g)
 {
-    pa_kba_buffers *b = calloc(1, sizeof *b);
-    if (!b)
-        return NULL;
+    pa_kba_buffers *b = pa_calloc(1, sizeof *b, "the sweep buffers");
     b->count_x = (long)g->mmi * g->mk * g->jt;
     b->count_y = (long)g->mmi * g->mk * g->it;
     b->count_z = (long)g->mmi * g->jt * g->it;
-    b->face_x = calloc((size_t)b->count_x, sizeof(double));
-    b->face_y = calloc((size_t)b->count_y, sizeof(double));
-    b->face_z = calloc((size_t)b->count_z, sizeof(double));
-    if (!(b->face_x && b->face_y && b->face_z)) {
-        pa_kba_buffers_free(b);
-        return NULL;
-    }
+    b->face_x = pa_calloc((size_t)b->count_x, sizeof(double), "face_x");
+    b->face_y = pa_calloc((size_t)b->count_y, sizeof(double), "face_y");
+    b->face_z = pa_calloc((size_t)b->count_z, sizeof(double), "face_z");
     return b;
 }
 

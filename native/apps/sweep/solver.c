@@ -1,5 +1,6 @@
 /* Source iteration and particle balance (solver.h). */
 #include "solver.h"
+#include "alloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -9,14 +10,14 @@ int pa_solver_alloc(pa_solver *s)
 {
     const pa_kba *g = &s->grid;
     s->cells = (long)g->it * g->jt * g->kt;
-    s->phi = malloc(sizeof(double) * (size_t)s->cells);
-    s->phi_next = malloc(sizeof(double) * (size_t)s->cells);
-    s->source = malloc(sizeof(double) * (size_t)s->cells);
-    s->changes = calloc((size_t)s->max_iterations, sizeof(double));
+    s->phi = pa_alloc((size_t)s->cells, sizeof(double), "the scalar flux");
+    s->phi_next = pa_alloc((size_t)s->cells, sizeof(double), "phi_next");
+    s->source = pa_alloc((size_t)s->cells, sizeof(double), "source");
+    s->changes = pa_calloc((size_t)s->max_iterations, sizeof(double), "changes");
     s->buffers = pa_kba_buffers_new(g);
-    s->in_x = calloc((size_t)g->it, 1);
-    s->in_y = calloc((size_t)g->jt, 1);
-    s->in_z = calloc((size_t)g->kt, 1);
+    s->in_x = pa_calloc((size_t)g->it, 1, "in_x");
+    s->in_y = pa_calloc((size_t)g->jt, 1, "in_y");
+    s->in_z = pa_calloc((size_t)g->kt, 1, "in_z");
     if (s->phi && s->phi_next && s->source && s->changes && s->buffers && s->in_x && s->in_y &&
         s->in_z)
         return 0;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "comm.h"
 #include "result.h"
 #include "solver.h"
@@ -178,18 +179,14 @@ static void write_flux(const pa_solver *s, const pa_world *world, FILE *file, co
     const pa_kba *g = &s->grid;
     double *all = NULL;
     if (world->rank == 0) {
-        all = malloc(sizeof(double) * (size_t)s->cells * (size_t)world->size);
-        if (!all)
-            pa_comm_wrong("out of memory for the global flux of %d processes", world->size);
+        all = pa_alloc((size_t)s->cells * (size_t)world->size, sizeof(double), "the gathered flux");
     }
     MPI_Gather(s->phi, (int)s->cells, MPI_DOUBLE, all, (int)s->cells, MPI_DOUBLE, 0,
                MPI_COMM_WORLD);
     if (world->rank != 0)
         return;
     const long nx = (long)g->px * g->it, ny = (long)g->py * g->jt;
-    double *grid = malloc(sizeof(double) * (size_t)(nx * ny * g->kt));
-    if (!grid)
-        pa_comm_wrong("out of memory for the global flux of %ld cells", nx * ny * g->kt);
+    double *grid = pa_alloc((size_t)(nx * ny * g->kt), sizeof(double), "the global flux grid");
     for (int r = 0; r < world->size; r++) {
         const double *local = all + (size_t)r * (size_t)s->cells;
         const long x0 = (long)(r % g->px) * g->it, y0 = (long)(r / g->px) * g->jt;
@@ -409,7 +406,7 @@ static int write_document(const pa_args *args, const pa_solver *s, const outcome
     pa_json json;
     pa_json_init(&json, pa_args_output(args));
     pa_comm_doc_begin(&json, "app.sweep", args, world);
-    int *ranks = malloc(sizeof(int) * (size_t)world->size);
+    int *ranks = pa_alloc((size_t)world->size, sizeof(int), "ranks");
     for (int r = 0; r < world->size; r++)
         ranks[r] = r;
     pa_comm_doc_context(&json, world, ranks, world->size);
@@ -460,11 +457,11 @@ int main(int argc, char **argv)
                     "flux_file needs at most %d cells per process (MPI_Gather counts), not %ld",
                     INT_MAX, s.cells);
 
-    o.solve_s = calloc((size_t)o.repeat, sizeof(double));
-    o.grind_ns = calloc((size_t)o.repeat, sizeof(double));
+    o.solve_s = pa_calloc((size_t)o.repeat, sizeof(double), "solve_s");
+    o.grind_ns = pa_calloc((size_t)o.repeat, sizeof(double), "grind_ns");
     double reference = pa_arg_double(&args, "reference_grind_ns");
     if (reference > 0)
-        o.efficiency = calloc((size_t)o.repeat, sizeof(double));
+        o.efficiency = pa_calloc((size_t)o.repeat, sizeof(double), "efficiency");
     const double per_process = (double)s.cells * 8.0 * s.quadrature.per_octant;
     for (int r = -(int)pa_arg_int(&args, "warmup"); r < o.repeat; r++) {
         double seconds = timed_solve(&s);
