@@ -119,10 +119,21 @@ def test_pattern_matrix_of_ones_is_not_positive_definite():
     )
 
 
-def test_unsymmetric_matrix_is_rejected():
+def test_matrix_missing_diagonal_entries_is_rejected_while_read():
+    # west0479 (a chemical plant model) holds 8 diagonal entries for 479 rows.
     done = spsolve("cholmod", f"matrix={matrix('west0479.mtx')}")
     assert done.returncode == 2
-    assert "west0479.mtx is not symmetric: entry (" in message(done)
+    assert "west0479.mtx holds 8 diagonal entries for 479 rows" in message(done)
+
+
+def test_unsymmetric_matrix_is_rejected(tmp_path):
+    path = tmp_path / "unsymmetric.mtx"
+    path.write_text(
+        "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 4.0\n2 1 1.0\n2 2 4.0\n"
+    )
+    done = spsolve("cholmod", f"matrix={path}")
+    assert done.returncode == 2
+    assert "unsymmetric.mtx is not symmetric: entry (2, 1) is 1 but (1, 2) is 0" in message(done)
     assert "needs a symmetric positive definite matrix" in message(done)
 
 
