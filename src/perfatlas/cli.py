@@ -276,6 +276,8 @@ def _report_profile(args: argparse.Namespace) -> int:
         raise UserError("give a run or --profile FILE, not both")
     _output_file(args.output, "-o")
     source = Path(args.profile)
+    if source.exists() and not (source.is_file() or source.is_dir()):  # a FIFO would hang
+        raise UserError(f"--profile {source} is neither a file nor a folder of rank files")
     path = write_profile_report(
         read_path(source), source, Path(args.output or "perfatlas-profile.html")
     )
