@@ -27,7 +27,7 @@ def _store(args: argparse.Namespace, read_only: bool = False):
     return Store(args.db, read_only=read_only)
 
 
-def _output_file(path: str | None, flag: str) -> None:
+def _output_file(path: str | None, what: str) -> None:
     """A file perfatlas will write (--json, -o, --report), checked before anything runs: its
     folder exists (a missing one is refused, not made: a typo should not grow a tree), and it
     is not a folder or a FIFO (whose writer waits for a reader)."""
@@ -35,13 +35,15 @@ def _output_file(path: str | None, flag: str) -> None:
         return
     target = Path(path)
     if not target.parent.is_dir():
-        raise UserError(f"{flag} {path}: folder {target.parent} does not exist; create it first")
+        raise UserError(
+            f"cannot write {what} to {path}: folder {target.parent} does not exist; create it first"
+        )
     try:
         mode = os.stat(target).st_mode
     except OSError:
         return
     if stat.S_ISDIR(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-        raise UserError(f"{flag} {path} is not a regular file: give a file to write")
+        raise UserError(f"cannot write {what} to {path}: it is not a regular file")
 
 
 def _key_values(words: list[str]) -> dict[str, str]:
@@ -143,7 +145,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     benchmark = get(args.benchmark)
     machine = Machine.detect()
     params = benchmark.resolve(_key_values(args.params), machine)
-    _output_file(args.json, "--json")
+    _output_file(args.json, "the result documents (--json)")
     if args.json:  # fail on an unwritable file before measuring
         Path(args.json).open("a").close()
     store = _store(args)
@@ -258,7 +260,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         return _report_profile(args)
     if args.run is None:
         raise UserError("give the run to report (a run id or 'last'), or --profile FILE")
-    _output_file(args.output, "-o")
+    _output_file(args.output, "the report")
     store = _store(args, read_only=True)
     run_id = store.resolve_run(args.run)
     with console.status("writing the HTML report"):
@@ -274,7 +276,7 @@ def _report_profile(args: argparse.Namespace) -> int:
 
     if args.run is not None:
         raise UserError("give a run or --profile FILE, not both")
-    _output_file(args.output, "-o")
+    _output_file(args.output, "the report")
     source = Path(args.profile)
     if source.exists() and not (source.is_file() or source.is_dir()):  # a FIFO would hang
         raise UserError(f"--profile {source} is neither a file nor a folder of rank files")
@@ -290,7 +292,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from perfatlas.profile.session import default_folder, profile, show_stored
 
     command = args.program[1:] if args.program[:1] == ["--"] else args.program
-    _output_file(args.json, "--json")
+    _output_file(args.json, "the profile document (--json)")
     store = _store(args)
     if args.executor.here:
         return profile(command, args.out, args.json, store, sys.argv)
@@ -312,7 +314,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     if args.expect is not None and not (args.expect > 0 and math.isfinite(args.expect)):
         raise UserError(f"--expect {args.expect:g} must be a positive ratio (e.g. 1.333)")
-    _output_file(args.report, "--report")
+    _output_file(args.report, "the report")
     store = _store(args, read_only=True)
     run_a, run_b = store.resolve_run(args.run_a), store.resolve_run(args.run_b)
     points = point_ratios(store.results(run_a), store.results(run_b))
@@ -328,7 +330,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from perfatlas.export import export
 
-    _output_file(args.output, "-o")
+    _output_file(args.output, "the export")
     store = _store(args, read_only=True)
     run_id = store.resolve_run(args.run)
     text = export(store, run_id, args.format)
@@ -390,7 +392,7 @@ def cmd_scenario(args: argparse.Namespace) -> int:
         raise UserError(
             f"--scale {args.scale:g} must be from {SCALE_RANGE[0]:g} to {SCALE_RANGE[1]:g}"
         )
-    _output_file(args.json, "--json")
+    _output_file(args.json, "the scenario document (--json)")
     if args.json:  # fail on an unwritable file before measuring
         Path(args.json).open("a").close()
     machine = Machine.detect()

@@ -196,6 +196,8 @@ def _stopped(
         if number > 1
         else f"the {stored} result{'' if stored == 1 else 's'} before it "
         f"{'is' if stored == 1 else 'are'} stored"
+        if stored
+        else "what the run measured before it is stored"
     )
     why = str(error).removesuffix(" (results stored before it are kept)")
     return UserError(f"{name} stopped {where}{launch}: {why}; {kept}")
