@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import sqlite3
+import stat
 import sys
 from pathlib import Path
 
@@ -13,12 +16,34 @@ from perfatlas import __version__
 from perfatlas.errors import UserError
 
 DEFAULT_DB = "perfatlas.db"
+MAX_REPEAT = 1000  # launches of one measurement (--repeat)
+SCALE_RANGE = (1e-3, 1e3)  # scenario run --scale
 
 
-def _store(args: argparse.Namespace):
+def _store(args: argparse.Namespace, read_only: bool = False):
+    """The results database; show, report, export and compare open it read-only."""
     from perfatlas.store import Store
 
-    return Store(args.db)
+    return Store(args.db, read_only=read_only)
+
+
+def _output_file(path: str | None, what: str) -> None:
+    """A file perfatlas will write (--json, -o, --report), checked before anything runs: its
+    folder exists (a missing one is refused, not made: a typo should not grow a tree), and it
+    is not a folder or a FIFO (whose writer waits for a reader)."""
+    if not path:
+        return
+    target = Path(path)
+    if not target.parent.is_dir():
+        raise UserError(
+            f"cannot write {what} to {path}: folder {target.parent} does not exist; create it first"
+        )
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        return
+    if stat.S_ISDIR(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        raise UserError(f"cannot write {what} to {path}: it is not a regular file")
 
 
 def _key_values(words: list[str]) -> dict[str, str]:
@@ -120,6 +145,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     benchmark = get(args.benchmark)
     machine = Machine.detect()
     params = benchmark.resolve(_key_values(args.params), machine)
+    _output_file(args.json, "the result documents (--json)")
     if args.json:  # fail on an unwritable file before measuring
         Path(args.json).open("a").close()
     store = _store(args)
@@ -210,7 +236,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     from perfatlas.views import console, print_warnings, results_table, runs_table
 
-    store = _store(args)
+    store = _store(args, read_only=True)
     if args.run is None:
         console.print(runs_table(store.runs()))
         return 0
@@ -234,7 +260,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         return _report_profile(args)
     if args.run is None:
         raise UserError("give the run to report (a run id or 'last'), or --profile FILE")
-    store = _store(args)
+    _output_file(args.output, "the report")
+    store = _store(args, read_only=True)
     run_id = store.resolve_run(args.run)
     with console.status("writing the HTML report"):
         path = write_report(store, run_id, Path(args.output or f"perfatlas-run-{run_id}.html"))
@@ -249,7 +276,10 @@ def _report_profile(args: argparse.Namespace) -> int:
 
     if args.run is not None:
         raise UserError("give a run or --profile FILE, not both")
+    _output_file(args.output, "the report")
     source = Path(args.profile)
+    if source.exists() and not (source.is_file() or source.is_dir()):  # a FIFO would hang
+        raise UserError(f"--profile {source} is neither a file nor a folder of rank files")
     path = write_profile_report(
         read_path(source), source, Path(args.output or "perfatlas-profile.html")
     )
@@ -262,6 +292,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from perfatlas.profile.session import default_folder, profile, show_stored
 
     command = args.program[1:] if args.program[:1] == ["--"] else args.program
+    _output_file(args.json, "the profile document (--json)")
     store = _store(args)
     if args.executor.here:
         return profile(command, args.out, args.json, store, sys.argv)
@@ -281,9 +312,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from perfatlas.report import write_comparison_report
     from perfatlas.views import comparison_table, console
 
-    if args.expect is not None and not args.expect > 0:
+    if args.expect is not None and not (args.expect > 0 and math.isfinite(args.expect)):
         raise UserError(f"--expect {args.expect:g} must be a positive ratio (e.g. 1.333)")
-    store = _store(args)
+    _output_file(args.report, "the report")
+    store = _store(args, read_only=True)
     run_a, run_b = store.resolve_run(args.run_a), store.resolve_run(args.run_b)
     points = point_ratios(store.results(run_a), store.results(run_b))
     if not points:
@@ -298,7 +330,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from perfatlas.export import export
 
-    store = _store(args)
+    _output_file(args.output, "the export")
+    store = _store(args, read_only=True)
     run_id = store.resolve_run(args.run)
     text = export(store, run_id, args.format)
     if args.output:
@@ -355,6 +388,11 @@ def cmd_scenario(args: argparse.Namespace) -> int:
         raise UserError("give the scenario to run: a TOML file or a shipped scenario's name")
     if args.action == "matrix" and args.file:
         raise UserError(f"scenario matrix takes no file ('{args.file}'); use --classes")
+    if not (SCALE_RANGE[0] <= args.scale <= SCALE_RANGE[1]):  # also refuses nan
+        raise UserError(
+            f"--scale {args.scale:g} must be from {SCALE_RANGE[0]:g} to {SCALE_RANGE[1]:g}"
+        )
+    _output_file(args.json, "the scenario document (--json)")
     if args.json:  # fail on an unwritable file before measuring
         Path(args.json).open("a").close()
     machine = Machine.detect()
@@ -663,15 +701,20 @@ def _join_option_values(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(_join_option_values(sys.argv[1:] if argv is None else argv))
-    if getattr(args, "repeat", 1) < 1:
-        print("perfatlas: --repeat must be at least 1", file=sys.stderr)
+    if not 1 <= getattr(args, "repeat", 1) <= MAX_REPEAT:
+        print(f"perfatlas: --repeat must be from 1 to {MAX_REPEAT}", file=sys.stderr)
         return 2
     try:
         args.executor = _executor(args)
         return args.function(args)
     except UserError as error:
         print(f"perfatlas: {error}", file=sys.stderr)
-        return 2
+    except sqlite3.DatabaseError as error:  # the store says its own; this is the last net
+        print(f"perfatlas: database {args.db}: {error}", file=sys.stderr)
+    except OSError as error:  # a full disk, a file that vanished: the system's own words
+        where = f" {error.filename}" if error.filename else ""
+        print(f"perfatlas: cannot use{where}: {error.strerror or error}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ def parse_mempolicy(text: str, machine: Machine) -> str:
     if text in ("local", "interleave"):
         return text
     kind, _, node = text.partition(":")
-    if kind != "node" or not node.isdigit():
+    if kind != "node" or not (node.isascii() and node.isdigit()):
         raise UserError(f"--mempolicy '{text}' is not local, interleave or node:K (e.g. node:0)")
     if int(node) not in machine.numa_nodes:
         raise UserError(

@@ -105,4 +105,14 @@ class Runner:
             console.print(f"[yellow]interrupted: run {self.run_id} keeps what finished[/]")
             sys.exit(130)
         finally:
+            self._finish(status)
+
+    def _finish(self, status: str) -> None:
+        """Record how the run ended; where the store cannot be written (a full disk) while the
+        run already failed, that failure is the one said, and the run is marked interrupted the
+        next time the store opens (its process is gone)."""
+        try:
             self.store.finish_run(self.run_id, status)
+        except UserError:
+            if status == "complete":
+                raise

@@ -2,14 +2,25 @@
 
 Each benchmark's results are committed as they complete, so an interrupted run keeps what finished.
 A run whose process died without saying so is marked interrupted the next time the store opens.
+
+Reading needs no write access: `Store(path, read_only=True)` opens the file read-only (sqlite's
+mode=ro URI; immutable where the WAL's shared memory cannot be made, as on a read-only mount),
+with no migration and no PRAGMA that writes. A database that fails `PRAGMA quick_check` is refused
+for writing with the reason, and is still read as far as it is readable: a query that meets a
+damaged page is retried row by row, and a row whose JSON does not parse is named and left out
+(docs/safety/store-and-values.md). A failed write (a full disk) is one sentence; what was
+committed before it stays.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
 import sqlite3
+import stat
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,6 +32,10 @@ from perfatlas.stats import summarize
 from perfatlas.warning import WarningRecord, records_from_json, records_to_json
 
 SCHEMA_VERSION = 4
+_RESULT_COLUMNS = (
+    "id, run_id, benchmark, params, metric, unit, samples, n, median, ci_lo, ci_hi, min, max,"
+    " not_measurable, warnings, document"
+)
 
 # Version 1; a database of any version starts from it and takes the migrations in order.
 _SCHEMA = """
@@ -218,19 +233,195 @@ def _warnings_of(metric: str, warnings: list[WarningRecord]) -> list[dict]:
     return records_to_json([w for w in warnings if w.metric in (None, metric)])
 
 
-class Store:
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
+def _warnings_read(text: str, row: int) -> list[WarningRecord]:
+    try:
+        return records_from_json(_loads(text, row, "warnings"))
+    except (TypeError, KeyError, ValueError, AttributeError):
+        raise _BadRow("warnings are not warning records") from None
+
+
+class _BadRow(Exception):
+    """A stored row whose JSON does not parse: named, and left out of what is read."""
+
+
+def _loads(text: str | None, row: int, column: str) -> Any:
+    try:
+        return json.loads(text)  # type: ignore[arg-type]
+    except (TypeError, ValueError, RecursionError):
+        raise _BadRow(f"{column} is not valid JSON") from None
+
+
+def _writes(method: Callable) -> Callable:
+    """A write whose failure (a full disk, a read-only file) is one sentence; earlier commits stay."""
+
+    @functools.wraps(method)
+    def wrapper(self: Store, *args: Any, **kwargs: Any) -> Any:
         try:
-            if self.path.parent and not self.path.parent.exists():
-                raise sqlite3.OperationalError(f"directory {self.path.parent} does not exist")
-            self.db = sqlite3.connect(self.path, timeout=30.0)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            self._migrate()
+            return method(self, *args, **kwargs)
         except sqlite3.DatabaseError as error:
-            raise UserError(f"cannot use database {self.path}: {error}") from error
-        self._mark_dead_runs_interrupted()
+            raise UserError(
+                f"cannot write to database {self.path}: {_why(error)}; what was stored before "
+                "is kept"
+            ) from None
+
+    return wrapper
+
+
+def _why(error: sqlite3.DatabaseError) -> str:
+    text = str(error)
+    if "full" in text:
+        return "the disk is full (sqlite: database or disk is full)"
+    if "readonly" in text:
+        return "it is read-only here"
+    return text
+
+
+class Store:
+    def __init__(self, path: str | Path, read_only: bool = False):
+        self.path = Path(path)
+        self.read_only = read_only
+        self.damaged: str | None = None  # quick_check's first complaint, where it has one
+        self._said: set[str] = set()
+        try:
+            self._check_file()
+            self.db = self._connect()
+            self.damaged = self._damage()
+            if self.damaged and not read_only:
+                raise UserError(
+                    f"database {self.path} is damaged ({self.damaged}): perfatlas writes nothing "
+                    "to it; show, report and export still read what is readable, and a new "
+                    "database (--db) takes new runs"
+                )
+            if read_only:
+                self._check_version()
+            else:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA foreign_keys=ON")
+                self._migrate()
+        except sqlite3.DatabaseError as error:
+            raise UserError(f"cannot use database {self.path}: {error}") from None
+        if self.damaged:
+            self._say(f"database {self.path} is damaged ({self.damaged}): reading what is readable")
+        if not read_only:
+            self._mark_dead_runs_interrupted()
+
+    def _check_file(self) -> None:
+        """A regular file (a FIFO would block sqlite's reads), in a folder that exists; for
+        writing, a file and folder this process may write."""
+        if self.path.parent and not self.path.parent.is_dir():
+            raise sqlite3.OperationalError(f"directory {self.path.parent} does not exist")
+        try:
+            mode = os.stat(self.path).st_mode
+        except FileNotFoundError:
+            if self.read_only:
+                raise UserError(
+                    f"database {self.path} does not exist: no run is stored there"
+                ) from None
+            mode = None
+        if mode is not None and not stat.S_ISREG(mode):
+            raise UserError(f"database {self.path} is not a regular file")
+        if not self.read_only:
+            writable = os.access(self.path.parent or ".", os.W_OK | os.X_OK) and (
+                mode is None or os.access(self.path, os.W_OK)
+            )
+            if not writable:
+                raise UserError(
+                    f"database {self.path} is read-only here: show, report and export read it; "
+                    "measuring needs a writable one (--db)"
+                )
+
+    def _connect(self) -> sqlite3.Connection:
+        if not self.read_only:
+            return sqlite3.connect(self.path, timeout=30.0)
+        uri = self.path.resolve().as_uri() + "?mode=ro"
+        db = sqlite3.connect(uri, uri=True, timeout=30.0)
+        try:
+            db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.OperationalError:  # no -shm can be made (a read-only folder or mount)
+            db.close()
+        return sqlite3.connect(uri + "&immutable=1", uri=True, timeout=30.0)
+
+    def _damage(self) -> str | None:
+        """quick_check's first complaint, or None; an error that is no damage (a full disk, not
+        a database at all) is raised as it is."""
+        try:
+            rows = self.db.execute("PRAGMA quick_check(1)").fetchall()
+        except sqlite3.DatabaseError as error:
+            if "malformed" not in str(error) and "corrupt" not in str(error):
+                raise
+            return f"quick_check: {error}"
+        first = rows[0][0] if rows else "ok"
+        return None if first == "ok" else f"quick_check: {first}"
+
+    def _check_version(self) -> None:
+        """Reading: a perfatlas database of this schema version, else one sentence; an older
+        one is upgraded first where it may be written."""
+        try:
+            version = self.db.execute("SELECT version FROM schema_version").fetchone()[0]
+        except (sqlite3.DatabaseError, TypeError):
+            raise UserError(f"{self.path} is not a perfatlas database") from None
+        if version > SCHEMA_VERSION:
+            raise UserError(
+                f"database {self.path} has schema version {version}, newer than this "
+                f"perfatlas ({SCHEMA_VERSION}); upgrade perfatlas to read it"
+            )
+        if version < SCHEMA_VERSION:
+            self.db.close()
+            try:
+                Store(self.path).close()  # migrates it
+            except UserError as error:
+                raise UserError(
+                    f"database {self.path} has schema version {version}, older than this "
+                    f"perfatlas ({SCHEMA_VERSION}), and cannot be upgraded here: {error}"
+                ) from None
+            self.db = self._connect()
+
+    def _say(self, warning: str) -> None:
+        """A warning about the database, once, on stderr (the tables go to stdout)."""
+        if warning not in self._said:
+            self._said.add(warning)
+            print(f"perfatlas: warning: {warning}", file=sys.stderr)
+
+    def _select(self, table: str, columns: str, key: str | None = None, value: Any = None):
+        """Rows of `table` (columns, the first `id`), by id; where a damaged page stops the
+        query, the rows are read one by one and those that cannot be are counted and said."""
+        where, args = (f" WHERE {key} = ?", (value,)) if key else ("", ())
+        try:
+            return self.db.execute(
+                f"SELECT {columns} FROM {table}{where} ORDER BY id", args
+            ).fetchall()
+        except sqlite3.DatabaseError as error:
+            if not self.damaged:
+                self.damaged = str(error)
+            return self._salvage(table, columns, key, value)
+
+    def _salvage(self, table: str, columns: str, key: str | None, value: Any) -> list[tuple]:
+        try:
+            last = self.db.execute(f"SELECT MAX(id) FROM {table}").fetchone()[0] or 0
+        except sqlite3.DatabaseError as error:
+            raise UserError(
+                f"database {self.path} is damaged: its {table} cannot be read ({error})"
+            ) from None
+        rows, lost = [], 0
+        for id_ in range(1, last + 1):
+            try:
+                row = self.db.execute(
+                    f"SELECT {key or 'id'}, {columns} FROM {table} WHERE id = ?", (id_,)
+                ).fetchone()
+            except sqlite3.DatabaseError:
+                lost += 1
+                continue
+            if row is not None and (key is None or row[0] == value):
+                rows.append(row[1:])
+        self._say(f"database {self.path} is damaged: {lost} row(s) of {table} cannot be read")
+        return rows
+
+    def _status(self, status: str, host: str, pid: int) -> str:
+        """A read-only store shows a run whose process died as interrupted without writing it."""
+        if status == "running" and host == socket.gethostname() and not _pid_alive(pid):
+            return "interrupted"
+        return status
 
     def _migrate(self) -> None:
         with self.db:
@@ -269,6 +460,7 @@ class Store:
         self.db.close()
 
     # -- runs --------------------------------------------------------------------------------
+    @_writes
     def start_run(
         self,
         *,
@@ -297,6 +489,7 @@ class Store:
             )
         return int(cursor.lastrowid)
 
+    @_writes
     def finish_run(self, run_id: int, status: str) -> None:
         with self.db:
             self.db.execute(
@@ -304,31 +497,44 @@ class Store:
             )
 
     def run(self, run_id: int) -> dict[str, Any]:
-        row = self.db.execute(
-            "SELECT id, started, finished, status, host, fingerprint, topology, context, suite,"
-            " argv, software FROM runs WHERE id = ?",
-            (run_id,),
-        ).fetchone()
-        if row is None:
+        columns = (
+            "id, started, finished, status, host, fingerprint, topology, context, suite, argv,"
+            " software, pid"
+        )
+        rows = self._select("runs", columns, "id", run_id)
+        if not rows:
             raise UserError(f"run {run_id} is not in {self.path}; 'perfatlas show' lists the runs")
+        row = rows[0]
         keys = ("id", "started", "finished", "status", "host", "fingerprint")
         run = dict(zip(keys, row[:6]))
-        run.update(
-            topology=json.loads(row[6]),
-            context=json.loads(row[7]),
-            suite=row[8],
-            argv=json.loads(row[9]),
-            software=json.loads(row[10]),
-        )
+        run["status"] = self._status(row[3], row[4], row[11])
+        for column, text in zip(("topology", "context", "suite", "argv", "software"), row[6:11]):
+            try:
+                run[column] = text if column == "suite" else _loads(text, run_id, column)
+            except _BadRow as bad:
+                self._say(f"run {run_id} in {self.path} is damaged ({bad}): read as empty")
+                run[column] = [] if column == "argv" else {}
         return run
 
     def runs(self) -> list[dict[str, Any]]:
-        rows = self.db.execute(
-            "SELECT r.id, r.started, r.status, r.host, r.fingerprint, r.suite,"
-            " (SELECT COUNT(*) FROM results WHERE run_id = r.id) FROM runs r ORDER BY r.id"
-        ).fetchall()
-        keys = ("id", "started", "status", "host", "fingerprint", "suite", "results")
-        return [dict(zip(keys, row)) for row in rows]
+        rows = self._select("runs", "id, started, status, host, fingerprint, suite, pid")
+        try:
+            counts = dict(
+                self.db.execute("SELECT run_id, COUNT(*) FROM results GROUP BY run_id").fetchall()
+            )
+        except sqlite3.DatabaseError:  # damaged: counted as far as they can be read
+            counts = {}
+            for (run_id,) in self._select("results", "run_id"):
+                counts[run_id] = counts.get(run_id, 0) + 1
+        keys = ("id", "started", "status", "host", "fingerprint", "suite")
+        return [
+            {
+                **dict(zip(keys, row)),
+                "status": self._status(row[2], row[3], row[6]),
+                "results": counts.get(row[0], 0),
+            }
+            for row in rows
+        ]
 
     def resolve_run(self, ref: str) -> int:
         """'7' -> 7, 'last' -> the newest run."""
@@ -337,71 +543,93 @@ class Store:
             if row[0] is None:
                 raise UserError(f"{self.path} holds no runs yet; start one with 'perfatlas run'")
             return int(row[0])
-        if not ref.isdigit():
+        if not (ref.isascii() and ref.isdigit()) or len(ref) > 18:
             raise UserError(f"'{ref}' is not a run id: give a number or 'last'")
         return self.run(int(ref))["id"]
 
     # -- results -----------------------------------------------------------------------------
+    @_writes
     def add_document(self, run_id: int, document: dict, warnings: list[WarningRecord]) -> list[int]:
         """Store every metric of one native result document, committed at once."""
+        with self.db:
+            return self._insert_document(run_id, document, warnings)
+
+    @_writes
+    def replace_document(
+        self, ids: list[int], run_id: int, document: dict, warnings: list[WarningRecord]
+    ) -> list[int]:
+        """Replace the rows `ids` (a document stored before) by `document`, in one commit: a
+        measurement's pooled repetitions so far (--repeat) are stored as each one completes."""
+        with self.db:
+            self.db.executemany("DELETE FROM results WHERE id = ?", [(i,) for i in ids])
+            return self._insert_document(run_id, document, warnings)
+
+    def _insert_document(
+        self, run_id: int, document: dict, warnings: list[WarningRecord]
+    ) -> list[int]:
         params = document["params"]
         hot = (params.get("bytes"), params.get("threads", len(params.get("cpus", [])) or None))
         ids = []
-        with self.db:
-            if document.get("not_measurable"):
-                metrics = {name: [] for name in document.get("units", {"value": ""})}
-            else:
-                metrics = document["samples"]
-            for metric, samples in metrics.items():
-                summary = summarize(samples) if samples else None
-                cursor = self.db.execute(
-                    "INSERT INTO results (run_id, benchmark, params, bytes, threads, metric, unit,"
-                    " samples, n, median, ci_lo, ci_hi, min, max, not_measurable, warnings, document)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        run_id,
-                        document["benchmark"],
-                        json.dumps(params, sort_keys=True),
-                        *hot,
-                        metric,
-                        document.get("units", {}).get(metric, ""),
-                        json.dumps(samples),
-                        len(samples),
-                        summary.median if summary else None,
-                        summary.ci_lo if summary else None,
-                        summary.ci_hi if summary else None,
-                        summary.min if summary else None,
-                        summary.max if summary else None,
-                        document.get("not_measurable"),
-                        json.dumps(_warnings_of(metric, warnings)),
-                        json.dumps(document),
-                    ),
-                )
-                ids.append(int(cursor.lastrowid))
+        if document.get("not_measurable"):
+            metrics = {name: [] for name in document.get("units", {"value": ""})}
+        else:
+            metrics = document["samples"]
+        for metric, samples in metrics.items():
+            summary = summarize(samples) if samples else None
+            cursor = self.db.execute(
+                "INSERT INTO results (run_id, benchmark, params, bytes, threads, metric, unit,"
+                " samples, n, median, ci_lo, ci_hi, min, max, not_measurable, warnings, document)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    document["benchmark"],
+                    json.dumps(params, sort_keys=True),
+                    *hot,
+                    metric,
+                    document.get("units", {}).get(metric, ""),
+                    json.dumps(samples),
+                    len(samples),
+                    summary.median if summary else None,
+                    summary.ci_lo if summary else None,
+                    summary.ci_hi if summary else None,
+                    summary.min if summary else None,
+                    summary.max if summary else None,
+                    document.get("not_measurable"),
+                    json.dumps(_warnings_of(metric, warnings)),
+                    json.dumps(document),
+                ),
+            )
+            ids.append(int(cursor.lastrowid))
         return ids
 
     def results(self, run_id: int, benchmark: str | None = None) -> list[Result]:
-        query = (
-            "SELECT id, run_id, benchmark, params, metric, unit, samples, n, median, ci_lo, ci_hi,"
-            " min, max, not_measurable, warnings, document FROM results WHERE run_id = ?"
-        )
-        args: tuple = (run_id,)
-        if benchmark:
-            query += " AND benchmark = ?"
-            args += (benchmark,)
-        return [self._result(row) for row in self.db.execute(query + " ORDER BY id", args)]
+        results = []
+        for row in self._select("results", _RESULT_COLUMNS, "run_id", run_id):
+            if benchmark and row[2] != benchmark:
+                continue
+            try:
+                results.append(self._result(row))
+            except _BadRow as bad:
+                self._say(
+                    f"result {row[0]} of run {run_id} in {self.path} is damaged ({bad}): left out"
+                )
+        return results
 
     def result_documents(self, run_id: int) -> Iterator[dict]:
         """The distinct native documents of a run, in the order they were stored."""
         seen = set()
-        for (text,) in self.db.execute(
-            "SELECT document FROM results WHERE run_id = ? ORDER BY id", (run_id,)
-        ):
+        for id_, text in self._select("results", "id, document", "run_id", run_id):
             if text not in seen:
                 seen.add(text)
-                yield json.loads(text)
+                try:
+                    yield _loads(text, id_, "document")
+                except _BadRow as bad:
+                    self._say(
+                        f"result {id_} of run {run_id} in {self.path} is damaged ({bad}): left out"
+                    )
 
     # -- profiles (perfatlas profile) ---------------------------------------------------------
+    @_writes
     def add_profile(self, run_id: int, command: list[str], document: dict) -> int:
         """Store one perfatlas-ipm profile (docs/profile.md) of a run, committed at once."""
         with self.db:
@@ -412,21 +640,27 @@ class Store:
         return int(cursor.lastrowid)
 
     def profiles(self, run_id: int) -> list[dict[str, Any]]:
-        rows = self.db.execute(
-            "SELECT id, command, partial, document FROM profiles WHERE run_id = ? ORDER BY id",
-            (run_id,),
-        )
-        return [
-            {
-                "id": id_,
-                "command": json.loads(command),
-                "partial": bool(partial),
-                "document": json.loads(document),
-            }
-            for id_, command, partial, document in rows
-        ]
+        profiles = []
+        for id_, command, partial, document in self._select(
+            "profiles", "id, command, partial, document", "run_id", run_id
+        ):
+            try:
+                profiles.append(
+                    {
+                        "id": id_,
+                        "command": _loads(command, id_, "command"),
+                        "partial": bool(partial),
+                        "document": _loads(document, id_, "document"),
+                    }
+                )
+            except _BadRow as bad:
+                self._say(
+                    f"profile {id_} of run {run_id} in {self.path} is damaged ({bad}): left out"
+                )
+        return profiles
 
     # -- scenarios (perfatlas scenario) ----------------------------------------------------------
+    @_writes
     def add_scenario(
         self, run_id: int, kind: str, name: str, document: dict, jobs: list[dict]
     ) -> int:
@@ -450,19 +684,29 @@ class Store:
     def scenarios(self, run_id: int) -> list[dict[str, Any]]:
         """The scenarios and matrices of a run, each with its jobs (documents as stored)."""
         found = []
-        for id_, kind, name, document in self.db.execute(
-            "SELECT id, kind, name, document FROM scenarios WHERE run_id = ? ORDER BY id",
-            (run_id,),
-        ).fetchall():
-            jobs = [
-                json.loads(text)
-                for (text,) in self.db.execute(
-                    "SELECT document FROM scenario_jobs WHERE scenario_id = ? ORDER BY id", (id_,)
+        for id_, kind, name, document in self._select(
+            "scenarios", "id, kind, name, document", "run_id", run_id
+        ):
+            try:
+                jobs = [
+                    _loads(text, job_id, "document")
+                    for job_id, text in self._select(
+                        "scenario_jobs", "id, document", "scenario_id", id_
+                    )
+                ]
+                found.append(
+                    {
+                        "id": id_,
+                        "kind": kind,
+                        "name": name,
+                        **_loads(document, id_, "document"),
+                        "jobs": jobs,
+                    }
                 )
-            ]
-            found.append(
-                {"id": id_, "kind": kind, "name": name, **json.loads(document), "jobs": jobs}
-            )
+            except _BadRow as bad:
+                self._say(
+                    f"scenario {id_} of run {run_id} in {self.path} is damaged ({bad}): left out"
+                )
         return found
 
     @staticmethod
@@ -471,10 +715,10 @@ class Store:
             id=row[0],
             run_id=row[1],
             benchmark=row[2],
-            params=json.loads(row[3]),
+            params=_loads(row[3], row[0], "params"),
             metric=row[4],
             unit=row[5],
-            samples=json.loads(row[6]),
+            samples=_loads(row[6], row[0], "samples"),
             n=row[7],
             median=row[8],
             ci_lo=row[9],
@@ -482,6 +726,6 @@ class Store:
             min=row[11],
             max=row[12],
             not_measurable=row[13],
-            warnings=records_from_json(json.loads(row[14])),
-            document=json.loads(row[15]),
+            warnings=_warnings_read(row[14], row[0]),
+            document=_loads(row[15], row[0], "document"),
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from perfatlas.errors import UserError
 from perfatlas.store import Store
 
 _RUN = "started, finished, status, host, pid, fingerprint, topology, context, suite, argv, software"
@@ -37,7 +38,7 @@ def snapshot(store: Store, path: Path) -> None:
 
 def import_runs(source: Path, target: Store, after: int) -> list[int]:
     """Copy the runs of `source` newer than run `after` into `target`; their new ids."""
-    db = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    db = sqlite3.connect(Path(source).resolve().as_uri() + "?mode=ro", uri=True)
     imported = []
     try:
         runs = db.execute(f"SELECT id, {_RUN} FROM runs WHERE id > ? ORDER BY id", (after,))
@@ -53,6 +54,11 @@ def import_runs(source: Path, target: Store, after: int) -> list[int]:
                     scenario = _insert(target, "scenarios", f"run_id, {_SCENARIO}", [new_id, *row])
                     _copy(db, target, "scenario_jobs", _JOB, old_scenario, scenario, "scenario_id")
             imported.append(new_id)
+    except sqlite3.DatabaseError as error:  # a full disk here, a damaged copy there
+        raise UserError(
+            f"cannot import the runs of {source} into {target.path}: {error}; the runs imported "
+            f"before ({len(imported)}) are kept"
+        ) from None
     finally:
         db.close()
     return imported

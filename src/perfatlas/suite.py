@@ -9,11 +9,17 @@ parameters (docs/sizing.md). `threads = "all"` means one thread per PU; `--threa
 the thread counts of every step whose benchmark takes threads.
 A step with `bind`, `mempolicy` or `launches` is a sweep: its thread counts x bindings x memory
 policies, each launched `launches` times, interleaved (perfatlas.experiments.sweep).
+
+Every field is checked before anything is planned (check_suite): a value is a word, a whole or
+finite number, a non-empty list of them, or a size sweep; a step expands to at most
+MAX_MEASUREMENTS measurements, counted before they are made.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
+import os
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
@@ -26,7 +32,12 @@ from perfatlas.errors import UserError
 from perfatlas.experiments.sweep import Slot, plan, schedule
 from perfatlas.machine import Machine
 from perfatlas.placement import parse_bind, parse_mempolicy
-from perfatlas.units import geometric_sizes, parse_size
+from perfatlas.text_file import parse_toml, read_text_file
+from perfatlas.units import MAX_SERIES_POINTS, geometric_sizes, parse_size
+
+MAX_MEASUREMENTS = 10_000  # measurements one step may expand to
+MAX_LAUNCHES = 1000  # a sweep step's launches of every point
+SWEEP_KEYS = ("from", "to", "per_doubling")
 
 
 @dataclass(frozen=True)
@@ -48,20 +59,77 @@ def suite_names() -> list[str]:
 def load(name: str) -> dict:
     """A suite by name (shipped in perfatlas/suites) or by path to a TOML file."""
     path = Path(name)
-    if path.suffix == ".toml" and path.is_file():
-        text = path.read_text()
+    if path.suffix == ".toml" and os.path.lexists(path):
+        text = read_text_file(path, "suite")
     else:
         shipped = resources.files("perfatlas") / "suites" / f"{name}.toml"
-        if not shipped.is_file():
+        if "/" in name or "\0" in name or not shipped.is_file():
             raise UserError(f"unknown suite '{name}'; known: {', '.join(suite_names())}")
         text = shipped.read_text()
     try:
-        suite = tomllib.loads(text)
+        suite = parse_toml(text, f"suite {name}")
     except tomllib.TOMLDecodeError as error:
-        raise UserError(f"suite {name} is not valid TOML: {error}") from error
-    if not suite.get("step"):
-        raise UserError(f"suite {name} has no [[step]] tables")
+        raise UserError(f"suite {name} is not valid TOML: {error}") from None
+    check_suite(suite, name)
     return suite
+
+
+def check_suite(suite: dict, name: str) -> None:
+    """Every field of a suite, each refusal one sentence naming the step and the key."""
+    if not isinstance(suite.get("description", ""), str):
+        raise UserError(f"suite {name}: description must be a string")
+    steps = suite.get("step")
+    if not steps:
+        raise UserError(f"suite {name} has no [[step]] tables")
+    if not isinstance(steps, list) or not all(isinstance(step, dict) for step in steps):
+        raise UserError(f"suite {name}: step must be [[step]] tables, not {_shown(steps)}")
+    for number, step in enumerate(steps, start=1):
+        benchmark = step.get("benchmark")
+        if not isinstance(benchmark, str):
+            raise UserError(f"suite {name}, step {number}: benchmark must be a benchmark's name")
+        for key, value in step.items():
+            where = f"suite {name}, step {number} ({benchmark}): {key}"
+            if key == "launches":
+                _check_whole(value, where, MAX_LAUNCHES)
+            elif isinstance(value, dict):
+                _check_sweep(value, where)
+            elif isinstance(value, list):
+                if not value or len(value) > MAX_SERIES_POINTS:
+                    raise UserError(f"{where} must list 1 to {MAX_SERIES_POINTS} values")
+                for item in value:
+                    _check_scalar(item, where)
+            else:
+                _check_scalar(value, where)
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _check_scalar(value: object, where: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise UserError(f"{where} = {_shown(value)} is not a word or a number")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise UserError(f"{where} = {value} is not a finite number")
+
+
+def _check_whole(value: object, where: str, maximum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+        raise UserError(f"{where} = {_shown(value)} must be a whole number from 1 to {maximum}")
+
+
+def _check_sweep(spec: dict, where: str) -> None:
+    unknown = sorted(set(spec) - set(SWEEP_KEYS))
+    if unknown or "from" not in spec or "to" not in spec:
+        raise UserError(
+            f'{where} = {_shown(spec)} is not a size sweep: write {{from = "4KiB", to = '
+            f'"64MiB", per_doubling = 2}} (from and to required, nothing else)'
+        )
+    for key in ("from", "to"):
+        _check_scalar(spec[key], f"{where}.{key}")
+    if "per_doubling" in spec:
+        _check_whole(spec["per_doubling"], f"{where}.per_doubling", MAX_SERIES_POINTS)
 
 
 def uses_llc(suite: dict) -> bool:
@@ -89,9 +157,10 @@ def suite_size(
         factor = text[:-4] or "1"
         llc = llc_bytes if llc_bytes is not None else machine.sizing_llc_bytes
         try:
-            return int(float(factor) * llc)
+            size = float(factor) * llc
         except ValueError:
             raise UserError(f"{what}='{text}' is not a multiple of the LLC (e.g. 4xLLC)") from None
+        return parse_size(int(size) if math.isfinite(size) else str(size), what)
     return parse_size(text, what)
 
 
@@ -101,7 +170,7 @@ def size_sweep(
     """{from, to, per_doubling} -> geometric sizes from..to with per_doubling points per 2x."""
     low = suite_size(spec["from"], machine, "from", llc_bytes)
     high = suite_size(spec["to"], machine, "to", llc_bytes)
-    per_doubling = int(spec.get("per_doubling", 1))
+    per_doubling = spec.get("per_doubling", 1)
     if low <= 0 or high < low or per_doubling < 1:
         raise UserError(f"size sweep {spec} needs 0 < from <= to and per_doubling >= 1")
     return geometric_sizes(low, high, per_doubling)
@@ -138,6 +207,7 @@ def expand(
                 values = [len(machine.pus) if v == "all" else v for v in values]
                 values = list(dict.fromkeys(values))  # 'all' may equal an explicit count
             axes[key] = [v if isinstance(v, (int, str)) else str(v) for v in values]
+        _check_count(benchmark.name, axes)
         slots = _sweep_slots(sweep, axes.pop("threads", [1]), machine) if sweep else ()
         grouped = series and not sweep and _series_key(benchmark, axes)
         if grouped:  # one launch measures every size of the step (docs/contract.md, Series)
@@ -145,6 +215,16 @@ def expand(
         for combination in itertools.product(*axes.values()):
             measurements.append(Measurement(benchmark, dict(zip(axes, combination)), slots))
     return measurements
+
+
+def _check_count(name: str, axes: dict[str, list], per_combination: int = 1) -> None:
+    """A step's measurements, counted before itertools.product makes them."""
+    count = math.prod(len(values) for values in axes.values()) * per_combination
+    if count > MAX_MEASUREMENTS:
+        raise UserError(
+            f"the {name} step expands to {count} measurements, more than {MAX_MEASUREMENTS}, "
+            "the most one step may: list fewer values"
+        )
 
 
 def _series_key(benchmark: Benchmark, axes: dict[str, list]) -> str | None:
@@ -161,11 +241,14 @@ def _sweep_slots(sweep: dict, threads: list, machine: Machine) -> tuple[Slot, ..
         return [str(v) for v in (value if isinstance(value, list) else [value])]
 
     launches = sweep.get("launches", 3)
-    if not isinstance(launches, int) or launches < 1:
-        raise UserError(f"a sweep step's launches = {launches!r} must be a whole number >= 1")
+    _check_whole(launches, "a sweep step's launches", MAX_LAUNCHES)
+    if not all(isinstance(t, int) and not isinstance(t, bool) and t >= 1 for t in threads):
+        raise UserError(f"a sweep step's threads {threads} must be whole numbers >= 1 or 'all'")
+    binds, policies = listed("bind", "close"), listed("mempolicy", "local")
+    _check_count("sweep", {"threads": threads, "bind": binds, "mempolicy": policies}, launches)
     points = plan(
-        [int(t) for t in threads],
-        [parse_bind(b) for b in listed("bind", "close")],
-        [parse_mempolicy(m, machine) for m in listed("mempolicy", "local")],
+        list(threads),
+        [parse_bind(b) for b in binds],
+        [parse_mempolicy(m, machine) for m in policies],
     )
     return tuple(schedule(points, launches))

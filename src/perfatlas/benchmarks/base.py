@@ -13,6 +13,7 @@ registry (docs/adding-a-benchmark.md).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
@@ -69,7 +70,9 @@ class Param:
             raise UserError(
                 f"{benchmark}: {self.name}='{text}' is not one of {', '.join(self.choices)}"
             )
-        value = self.parse(text) if isinstance(text, str) else text
+        # a suite's numbers and booleans are parsed as their text, so that they meet the same
+        # checks as the command line's (a float is no whole number, inf no size)
+        value = self.parse(text if isinstance(text, str) else str(text))
         if self.sizes is not None and value not in [self.parse(size) for size in self.sizes]:
             raise UserError(
                 f"{benchmark}: {self.name}={text} is not one of {', '.join(self.sizes)}"
@@ -138,9 +141,12 @@ def number_param(
 ) -> Param:
     def parse(text: str) -> float:
         try:
-            return float(text)
+            value = float(text)
         except ValueError:
             raise UserError(f"{name}='{text}' is not a number") from None
+        if not math.isfinite(value):
+            raise UserError(f"{name}='{text}' is not a finite number")
+        return value
 
     return Param(
         name, parse, default, help, minimum=minimum, maximum=maximum, format=lambda v: f"{v:g}"

@@ -68,8 +68,9 @@ class OneLaunchAtATime(Executor):
     Each document is validated and stored as soon as its launch writes it (a series' points one
     by one, perfatlas.native.run_launch); documents a launch hands over only at its end (every
     host's, read from files) are stored then. With --repeat N the launches of a measurement
-    run in turn and each point is pooled (merge_repeats) and stored once the last launch has
-    given it: pooling needs every launch's samples of the point (docs/contract.md, Series).
+    run in turn; each point is stored as the first launch gives it, and replaced by its pool
+    (merge_repeats) with every later launch's, so that a run killed between repetitions keeps
+    the repetitions that finished (derived.launches counts them; docs/contract.md, Series).
     """
 
     @abstractmethod
@@ -107,12 +108,12 @@ class OneLaunchAtATime(Executor):
         """Launch `repeat` times; validate, pool and commit each document as it arrives."""
         params = planned.benchmark.with_stored(planned.params, into.store, into.machine)
         launches: list[list[dict]] = []
-        stored: list[dict] = []
+        stored: dict[int, tuple[list[int], dict]] = {}  # point index: its rows, its pooled document
         for number in range(1, repeat + 1):
             launches.append(
                 self._launch_once(into, planned, params, launches, number, repeat, stored, done)
             )
-        return stored
+        return [document for _, document in stored.values()]
 
     def _launch_once(
         self,
@@ -122,10 +123,11 @@ class OneLaunchAtATime(Executor):
         earlier: list[list[dict]],
         number: int,
         repeat: int,
-        stored: list[dict],
+        stored: dict[int, tuple[list[int], dict]],
         done: Callable[[int], None] | None,
     ) -> list[dict]:
-        """Launch `number` of `repeat`: its documents; the last launch commits each point."""
+        """Launch `number` of `repeat`: its documents, each point committed pooled with the
+        earlier launches' (replacing what they stored)."""
         benchmark = planned.benchmark
         points = SeriesPoints(benchmark, params)
         received: list[dict] = []
@@ -136,11 +138,16 @@ class OneLaunchAtATime(Executor):
             validate(document, benchmark.name)
             received.append(document)
             finished = points.arrived(document)
-            if number == repeat:
-                pooled = _pool(earlier, len(received) - 1, document, benchmark.name)
-                extra = planned.annotate(pooled) if planned.annotate else []
-                into.store.add_document(into.run_id, pooled, benchmark.warnings(pooled) + extra)
-                stored.append(pooled)
+            index = len(received) - 1
+            pooled = _pool(earlier, index, document, benchmark.name)
+            warnings = benchmark.warnings(pooled) + (
+                planned.annotate(pooled) if planned.annotate else []
+            )
+            if index in stored:
+                ids = into.store.replace_document(stored[index][0], into.run_id, pooled, warnings)
+            else:
+                ids = into.store.add_document(into.run_id, pooled, warnings)
+            stored[index] = (ids, pooled)
             if done is not None and finished:
                 done(finished)
                 counted += finished
@@ -184,10 +191,13 @@ def _stopped(
     )
     launch = f" in launch {number} of {repeat}" if repeat > 1 else ""
     kept = (
-        "none of its points is stored, since pooling needs every launch"
-        if number < repeat
+        f"its points are stored, each pooled over the launches that reached it (at least "
+        f"{number - 1})"
+        if number > 1
         else f"the {stored} result{'' if stored == 1 else 's'} before it "
         f"{'is' if stored == 1 else 'are'} stored"
+        if stored
+        else "what the run measured before it is stored"
     )
     why = str(error).removesuffix(" (results stored before it are kept)")
     return UserError(f"{name} stopped {where}{launch}: {why}; {kept}")

@@ -48,6 +48,7 @@ from perfatlas.parbench.catalog import STRIDES, catalog
 from perfatlas.safe_names import name_problem, shown
 from perfatlas.scenario.locate import Locator
 from perfatlas.suite import suite_size
+from perfatlas.text_file import parse_toml, read_text_file
 from perfatlas.units import format_cpu_list, parse_cpu_list, parse_duration
 
 DEFAULT_SIZES = (240_000, 2_500_000, 25_000_000)  # PARbench's working sets
@@ -153,12 +154,7 @@ class _Checker:
 
 def load(path: str | Path, machine: Machine, scale: float = 1.0) -> Scenario:
     """A scenario file (or a shipped scenario's name) parsed and checked against this machine."""
-    source = _source(path)
-    try:
-        text = source.read_text()
-    except OSError as error:
-        raise UserError(f"cannot read scenario {path}: {error.strerror}") from None
-    return parse(text, str(path), machine, scale)
+    return parse(read_text_file(_source(path), "scenario"), str(path), machine, scale)
 
 
 def _source(path: str | Path) -> Path:
@@ -187,7 +183,7 @@ def parse(text: str, path: str, machine: Machine, scale: float = 1.0) -> Scenari
     if not (math.isfinite(scale) and scale > 0):
         raise UserError(f"--scale {scale:g} must be a positive number")
     try:
-        data = tomllib.loads(text)
+        data = parse_toml(text, f"scenario {path}")
     except tomllib.TOMLDecodeError as error:
         raise _syntax_error(error, path) from None
     check = _Checker(path, text, machine)

@@ -1,0 +1,68 @@
+"""The one reader of text files a user names (suites, scenarios, hostfiles): a regular file of at
+most MAX_TEXT_BYTES, decoded as UTF-8; anything else is one sentence before a byte is read
+(a FIFO would block the open and the read, /dev/zero would never end). TOML documents nested
+deeper than tomllib's recursion reaches are one sentence too."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from perfatlas.errors import UserError
+
+MAX_TEXT_BYTES = 4 * 2**20  # 4 MiB: a suite, scenario or hostfile is a few kB
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def read_text_file(path: str | Path, what: str) -> str:
+    """The text of `path` (a `what`: 'suite', 'scenario', 'hostfile'), else UserError."""
+    try:  # O_NONBLOCK: opening a FIFO does not wait for a writer; a regular file ignores it
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        raise UserError(f"cannot read {what} {path}: {error.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a file")
+            raise UserError(f"{what} {path} is not a regular file ({kind}): give a text file")
+        if info.st_size > MAX_TEXT_BYTES:
+            raise UserError(
+                f"{what} {path} is {info.st_size} bytes, more than the {MAX_TEXT_BYTES // 2**20} "
+                f"MiB a {what} may be"
+            )
+        with os.fdopen(os.dup(fd), "rb") as file:
+            data = file.read(MAX_TEXT_BYTES + 1)
+    except OSError as error:
+        raise UserError(f"cannot read {what} {path}: {error.strerror}") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_TEXT_BYTES:  # it grew while being read
+        raise UserError(f"{what} {path} is more than {MAX_TEXT_BYTES // 2**20} MiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UserError(
+            f"{what} {path} is not UTF-8 text (byte 0x{data[error.start]:02x} at offset "
+            f"{error.start}): save it as UTF-8"
+        ) from None
+
+
+def parse_toml(text: str, what: str) -> dict[str, Any]:
+    """tomllib.loads; nesting too deep for its recursion is one sentence. Syntax errors stay
+    tomllib.TOMLDecodeError, for the caller to place (perfatlas.scenario.locate)."""
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise UserError(
+            f"{what} nests arrays or tables too deeply to read (a few hundred levels at most)"
+        ) from None
