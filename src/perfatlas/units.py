@@ -68,7 +68,13 @@ def parse_size(text: str | int, what: str = "size") -> int:
     return int(value)
 
 
+def _a_number(value: float, text: object, what: str) -> None:
+    if math.isnan(value):
+        raise UserError(f"{what} '{text}' is not a number")
+
+
 def _size_in_range(value: float, text: object, what: str) -> int:
+    _a_number(value, text, what)
     if not math.isfinite(value) or value > MAX_BYTES:
         raise UserError(f"{what} '{text}' is more than 1 EiB (2^60 bytes), the largest size taken")
     if value < 0:
@@ -140,6 +146,7 @@ def parse_duration(text: str | float, what: str = "duration") -> float:
         if not match or unit not in _DURATION_FACTORS:
             raise UserError(f"{what} '{text}' is not a duration: write e.g. 500ms, 10s or 2min")
         seconds = float(match.group(1)) * _DURATION_FACTORS[unit]
+    _a_number(seconds, text, what)
     if not math.isfinite(seconds) or seconds > MAX_SECONDS:
         raise UserError(f"{what} '{text}' is longer than a week, the longest duration taken")
     if seconds < 0:

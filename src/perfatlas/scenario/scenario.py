@@ -327,8 +327,6 @@ def _duration(
         seconds = parse_duration(value, what)
     except UserError as error:
         raise check.fail(where, str(error)) from None
-    if not math.isfinite(seconds) or seconds < 0:
-        raise check.fail(where, f"{what} = {shown(value)} is not a finite, non-negative duration")
     scaled = f" (x{scale:g} by --scale)" if scale != 1 else ""
     if seconds * scale > limit:
         last = "a job may last" if what == "runtime" else "a job may start after"
