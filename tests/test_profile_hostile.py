@@ -342,3 +342,24 @@ def test_a_refused_import_stores_nothing(cli, tmp_path_factory, ranks):
     else:
         assert result.code == 2 and result.err.count("\n") == 1, result.err
         assert db.read_bytes() == before
+
+
+def extreme(document: dict) -> None:
+    """Every figure at the edge of what the loader accepts."""
+    document["wallclock_s"] = {"sum": 1e-300, "min": 0.0, "max": 1e20, "avg": -1e20}
+    document["regions"][0]["mpi_s"]["sum"] = 1e20
+    document["regions"][1]["calc_s"] = {"sum": -1e20, "min": -1e20, "max": 0.0, "avg": -1e20}
+    document["calls"][0].update(count=2**64 - 1, bytes=2**64 - 1)
+    document["histogram"][0].update(bucket=64, count=2**64 - 1)
+    document["histogram"][1].update(bucket=0)
+    document["matrix"]["bytes"] = [[1e20, 0], [0, -1e20]]
+    document["ranks"][0].update(wall_s=1e20, calc_s=-1e20)
+    document["started_unix"] = 1e11
+
+
+def test_a_profile_at_the_edge_of_every_range_is_drawn_and_stored(cli, tmp_path):
+    path = write(tmp_path / "ipm-profile.json", changed(profile_document(), extreme))
+    assert headline(load_profile(path)) is None  # no share of MPI in a wallclock of 1e-300 s
+    result = cli("report", "--profile", str(path), "-o", str(tmp_path / "p.html"))
+    assert result.code == 0, result.err
+    assert "18446744073709551615" in (tmp_path / "p.html").read_text()  # the count, exactly
