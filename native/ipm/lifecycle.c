@@ -5,12 +5,8 @@
  * must not rewrite its parent's files when it exits. */
 #include <stdarg.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "table.h"
-
-/* 1 in the process that called MPI_Init, 0 in a child it forked. */
-static int in_rank_process(void) { return (long)getpid() == pa_ipm.pid; }
 
 static void stop(void)
 {
@@ -22,7 +18,7 @@ static void stop(void)
 
 static void exit_without_finalize(void)
 {
-    if (!pa_ipm_active || !in_rank_process())
+    if (!pa_ipm_active || !pa_ipm_in_rank_process())
         return;
     stop();
     pa_ipm_write_rank("exit without MPI_Finalize");
@@ -68,7 +64,7 @@ PA_IPM_EXPORT int MPI_Pcontrol(const int level, ...)
 
 PA_IPM_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode)
 {
-    if (pa_ipm_active && in_rank_process()) {
+    if (pa_ipm_active && pa_ipm_in_rank_process()) {
         stop();
         pa_ipm_write_rank("MPI_Abort");
     }

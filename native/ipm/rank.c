@@ -132,7 +132,7 @@ static void write_document(pa_json *json, const char *partial_reason)
  * sentence on stderr, when it cannot, and NULL in a process forked from the rank (lifecycle.c). */
 FILE *pa_ipm_open_output(const char *name, char *path, size_t path_size)
 {
-    if ((long)getpid() != pa_ipm.pid)
+    if (!pa_ipm_in_rank_process())
         return NULL;
     const char *folder = getenv("PERFATLAS_IPM_DIR");
     snprintf(path, path_size, "%s/%s", folder && *folder ? folder : ".", name);

@@ -71,6 +71,8 @@ void pa_ipm_lock(void)
 
 void pa_ipm_unlock(void) { atomic_flag_clear_explicit(&table_lock, memory_order_release); }
 
+int pa_ipm_in_rank_process(void) { return (long)getpid() == pa_ipm.pid; }
+
 void pa_ipm_cpu_seconds(int who, double *user_s, double *system_s)
 {
     struct rusage usage;

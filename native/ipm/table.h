@@ -51,6 +51,9 @@ typedef struct {
 
 extern pa_ipm_state_t pa_ipm;
 
+/* 1 in the process that called MPI_Init, 0 in a child it forked: only the former writes files. */
+int pa_ipm_in_rank_process(void);
+
 /* The table lock: every update of pa_ipm after MPI_Init happens under it. */
 void pa_ipm_lock(void);
 void pa_ipm_unlock(void);
