@@ -363,3 +363,11 @@ def test_a_profile_at_the_edge_of_every_range_is_drawn_and_stored(cli, tmp_path)
     result = cli("report", "--profile", str(path), "-o", str(tmp_path / "p.html"))
     assert result.code == 0, result.err
     assert "18446744073709551615" in (tmp_path / "p.html").read_text()  # the count, exactly
+
+
+def test_optional_fields_given_as_null_are_drawn_as_unknown():
+    document = profile_document()
+    document.update(timer={"source": None, "resolution_ns": None}, mpi_library=None)
+    document["hardware_counters"] = {"available": True, "source": None}
+    facts = dict(_facts(check_profile(document, Path("p.json")), {"id": 1}).items)
+    assert facts["timer"] == "?" and facts["hardware counters"] == "available"

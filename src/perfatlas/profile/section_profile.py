@@ -258,16 +258,16 @@ def _facts(document: dict, stored: dict) -> Facts:
     timer = document.get("timer") or {}
     if timer:
         resolution = timer.get("resolution_ns")
-        text = timer.get("source", "?") + (
+        text = (timer.get("source") or "?") + (
             f", resolution {resolution:.3g} ns" if resolution else ""
         )
         facts.append(("timer", text))
     facts.append(
         (
             "hardware counters",
-            counters.get("source", "available")
+            counters.get("source") or "available"
             if counters.get("available")
-            else f"not available: {counters.get('reason', 'not recorded')}",
+            else f"not available: {counters.get('reason') or 'not recorded'}",
         )
     )
     if document.get("table"):
