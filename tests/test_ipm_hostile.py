@@ -88,7 +88,8 @@ def test_region_names_are_kept_exactly(tmp_path, view):
     for (parent, name), region in regions.items():
         if name != "a":
             assert barriers(document, region["id"]) == 2 * NAMES[name], (parent, name)
-    assert regions[("", "a/b")]["path"] != regions[("a", "b")]["path"]  # one path, one region
+    assert (regions[("", "a/b")]["path"], regions[("a", "b")]["path"]) == ("a\\/b", "a/b")
+    assert regions[("", "")]["path"] == "\\e"  # not "", the whole program's
     assert len({region["path"] for region in document["regions"]}) == len(document["regions"])
     html = write_profile_report(document, tmp_path, tmp_path / "p.html").read_text()
     assert "&lt;script&gt;" in html and "&lt;/script&gt;" in html

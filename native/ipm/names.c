@@ -66,6 +66,7 @@ size_t pa_ipm_whole_characters(const char *text, size_t limit)
 int pa_ipm_path_join(char *out, size_t size, const char *parent, const char *name)
 {
     size_t used = strlen(parent);
+    out[0] = '\0';
     if (used + 1 >= size)
         return 0;
     memcpy(out, parent, used);
@@ -74,8 +75,10 @@ int pa_ipm_path_join(char *out, size_t size, const char *parent, const char *nam
     const char *escaped = *name ? name : "\\e";
     for (const char *p = escaped; *p; p++) {
         int escape = *name && (*p == '/' || *p == '\\');
-        if (used + (size_t)escape + 1 >= size)
+        if (used + (size_t)escape + 1 >= size) {
+            out[used] = '\0'; /* what fits, cut at a name's byte: never read past it */
             return 0;
+        }
         if (escape)
             out[used++] = '\\';
         out[used++] = *p;
