@@ -61,7 +61,7 @@ test-mpich: install
 	cmake -S . -B $(MPICH_BUILD) -G Ninja -DMPI_C_COMPILER=/usr/bin/mpicc.mpich > /dev/null
 	cmake --build $(MPICH_BUILD) > /dev/null
 	PERFATLAS_MPIRUN=/usr/bin/mpiexec.mpich PERFATLAS_BIN_DIR=$(CURDIR)/$(MPICH_BUILD)/bin \
-	    $(PY) -m pytest -q tests/test_comm.py tests/test_comm_launch.py tests/test_ipm.py tests/test_profile.py \
+	    $(PY) -m pytest -q tests/test_comm.py tests/test_comm_launch.py tests/test_ipm.py tests/test_ipm_hostile.py tests/test_profile.py \
 	        tests/test_ipm_calls.py tests/test_spmv.py tests/test_app_sweep.py
 
 # Style: ruff (Python: lint rules and format, pyproject.toml) and clang-format (C: .clang-format).

@@ -163,6 +163,7 @@ def test_every_call_is_recorded_exactly_with_world_peers_and_regions(full):
             "regions_full": 0,
             "unbalanced_pops": 0,
             "mismatched_pops": 0,
+            "too_deep": 0,
         }
 
 

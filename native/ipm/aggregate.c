@@ -22,17 +22,14 @@
 const char *const pa_ipm_quantity_names[PA_IPM_NQ] = {"wall_s", "calc_s", "mpi_s",   "io_s",
                                                       "lbst_s", "user_s", "system_s"};
 
-/* Region paths of this rank; region 0 is "". */
+/* Region paths of this rank; region 0 is "". A region's parent precedes it, and its path fits
+ * (PA_IPM_PATH holds PA_IPM_MAX_DEPTH escaped names). */
 static void local_paths(char (*paths)[PA_IPM_PATH])
 {
     paths[0][0] = '\0';
     for (int id = 1; id < pa_ipm.region_count; id++) {
         const pa_ipm_region_t *region = &pa_ipm.regions[id];
-        if (region->parent == 0)
-            snprintf(paths[id], PA_IPM_PATH, "%s", region->name);
-        else
-            snprintf(paths[id], PA_IPM_PATH, "%.*s/%s", PA_IPM_PATH - PA_IPM_REGION_NAME - 2,
-                     paths[region->parent], region->name);
+        pa_ipm_path_join(paths[id], PA_IPM_PATH, paths[region->parent], region->name);
     }
 }
 
@@ -87,12 +84,9 @@ static void unify_regions(pa_ipm_profile_t *profile, int map[PA_IPM_MAX_REGIONS]
     profile->parents = malloc((size_t)profile->regions * sizeof *profile->parents);
     profile->parents[0] = -1;
     for (int id = 1; id < profile->regions; id++) {
-        char parent[PA_IPM_PATH];
-        snprintf(parent, sizeof parent, "%s", profile->paths[id]);
-        char *slash = strrchr(parent, '/');
-        if (slash)
-            *slash = '\0';
-        profile->parents[id] = slash ? find_path(profile->paths, id, parent) : 0;
+        char parent[PA_IPM_PATH], name[PA_IPM_PATH];
+        pa_ipm_path_split(profile->paths[id], parent, name, sizeof parent);
+        profile->parents[id] = find_path(profile->paths, id, parent);
         if (profile->parents[id] < 0)
             profile->parents[id] = 0;
     }
@@ -259,20 +253,22 @@ static void aggregate_matrix(pa_ipm_profile_t *profile)
 /* The small figures: overflow, table use, region errors, memory. */
 static void aggregate_counters(pa_ipm_profile_t *profile, const pa_ipm_rank_row_t *row)
 {
-    double mine[8] = {(double)pa_ipm.overflow.count,
+    double mine[9] = {(double)pa_ipm.overflow.count,
                       (double)pa_ipm.overflow.bytes,
                       pa_ticks_to_seconds(pa_ipm.overflow.ticks_total),
                       pa_ipm.overflow.count > 0,
                       (double)pa_ipm.regions_full,
                       (double)pa_ipm.unbalanced_pops,
                       (double)pa_ipm.mismatched_pops,
-                      (double)pa_ipm.untracked_receives};
-    double *sums = reduce_sum(mine, 8);
+                      (double)pa_ipm.untracked_receives,
+                      (double)pa_ipm.too_deep};
+    double *sums = reduce_sum(mine, 9);
     if (pa_ipm.rank == 0) {
         profile->overflow_count = sums[0], profile->overflow_bytes = sums[1];
         profile->overflow_time = sums[2], profile->overflow_ranks = sums[3];
         profile->regions_full = sums[4], profile->unbalanced_pops = sums[5];
         profile->mismatched_pops = sums[6], profile->untracked_receives = sums[7];
+        profile->too_deep = sums[8];
     }
     free(sums);
     double used = pa_ipm.used;

@@ -3,9 +3,10 @@
 #ifndef PA_IPM_AGGREGATE_H
 #define PA_IPM_AGGREGATE_H
 
+#include "names.h"
 #include "table.h"
 
-#define PA_IPM_PATH             1024 /* "outer/inner/..." */
+#define PA_IPM_PATH             2048 /* "outer/inner/...": PA_IPM_MAX_DEPTH escaped names */
 #define PA_IPM_MAX_PATHS        256  /* regions over all ranks */
 #define PA_IPM_MATRIX_MAX_TASKS 1024 /* the communication matrix is kept up to this many tasks */
 
@@ -47,7 +48,7 @@ typedef struct {
     int counted;             /* every rank counted its hardware counter */
     pa_ipm_spread_t counter; /* the count of pa_ipm.counter_event, when counted */
     double overflow_count, overflow_bytes, overflow_time, overflow_ranks, table_used_max;
-    double regions_full, unbalanced_pops, mismatched_pops, untracked_receives;
+    double regions_full, unbalanced_pops, mismatched_pops, too_deep, untracked_receives;
 } pa_ipm_profile_t;
 
 /* 1 when no lower rank of the profile ran on `rank`'s host: its hosts, each counted once. */

@@ -51,10 +51,12 @@ static void print_regions(const pa_ipm_profile_t *profile, FILE *out)
     for (int id = 0; id < profile->regions; id++) {
         const pa_ipm_spread_t *q = &profile->region[id * PA_IPM_NQ];
         double wall = q[PA_IPM_Q_WALL].sum, ranks = profile->region_ranks[id];
-        fprintf(out, "# %-25.25s %12.4g %8.2f %8.2f %8.2f %8.2f\n",
-                id == 0 ? "(whole program)" : profile->paths[id], ranks > 0 ? wall / ranks : 0,
-                percent(q[PA_IPM_Q_CALC].sum, wall), percent(q[PA_IPM_Q_MPI].sum, wall),
-                percent(q[PA_IPM_Q_IO].sum, wall), percent(q[PA_IPM_Q_LBST].sum, wall));
+        const char *path = id == 0 ? "(whole program)" : profile->paths[id];
+        int shown = (int)pa_ipm_whole_characters(path, 25); /* never half a UTF-8 character */
+        fprintf(out, "# %-25.*s %12.4g %8.2f %8.2f %8.2f %8.2f\n", shown, path,
+                ranks > 0 ? wall / ranks : 0, percent(q[PA_IPM_Q_CALC].sum, wall),
+                percent(q[PA_IPM_Q_MPI].sum, wall), percent(q[PA_IPM_Q_IO].sum, wall),
+                percent(q[PA_IPM_Q_LBST].sum, wall));
     }
 }
 
@@ -89,6 +91,9 @@ void pa_ipm_print_banner(const pa_ipm_profile_t *profile, FILE *out)
     print_totals(profile, out);
     print_regions(profile, out);
     print_top_calls(profile, out);
+    if (profile->too_deep > 0)
+        fprintf(out, "# %.0f regions nested deeper than %d levels: counted in the level above\n",
+                profile->too_deep, PA_IPM_MAX_DEPTH);
     if (profile->overflow_count > 0)
         fprintf(out, "# %.0f events on %.0f ranks found the record table full: folded, not lost\n",
                 profile->overflow_count, profile->overflow_ranks);

@@ -1,10 +1,12 @@
 /* The profiler's lifecycle, written by hand: MPI_Init* starts it, MPI_Pcontrol opens and closes
  * regions, MPI_Finalize writes the profile. A program that calls MPI_Abort, or exits without
- * MPI_Finalize (atexit), still leaves each rank's own document, flagged partial. */
+ * MPI_Finalize (atexit), still leaves each rank's own document, flagged partial. Only the process
+ * that called MPI_Init writes: a child it forked inherits the atexit handler and the table, and
+ * must not rewrite its parent's files when it exits. */
 #include <stdarg.h>
 #include <stdlib.h>
 
-#include "ipm.h"
+#include "table.h"
 
 static void stop(void)
 {
@@ -16,7 +18,7 @@ static void stop(void)
 
 static void exit_without_finalize(void)
 {
-    if (!pa_ipm_active)
+    if (!pa_ipm_active || !pa_ipm_in_rank_process())
         return;
     stop();
     pa_ipm_write_rank("exit without MPI_Finalize");
@@ -62,7 +64,7 @@ PA_IPM_EXPORT int MPI_Pcontrol(const int level, ...)
 
 PA_IPM_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode)
 {
-    if (pa_ipm_active) {
+    if (pa_ipm_active && pa_ipm_in_rank_process()) {
         stop();
         pa_ipm_write_rank("MPI_Abort");
     }

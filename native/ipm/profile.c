@@ -43,11 +43,12 @@ static void write_regions(pa_json *json, const pa_ipm_profile_t *profile)
     pa_json_key(json, "regions");
     pa_json_begin_array(json);
     for (int id = 0; id < profile->regions; id++) {
-        const char *path = profile->paths[id], *slash = strrchr(path, '/');
+        char parent[PA_IPM_PATH], name[PA_IPM_PATH];
+        pa_ipm_path_split(profile->paths[id], parent, name, sizeof name);
         pa_json_begin_object(json);
         pa_json_key_int(json, "id", id);
-        pa_json_key_string(json, "name", slash ? slash + 1 : path);
-        pa_json_key_string(json, "path", path);
+        pa_json_key_string(json, "name", name);
+        pa_json_key_string(json, "path", profile->paths[id]);
         pa_json_key(json, "parent");
         if (profile->parents[id] < 0)
             pa_json_null(json);
@@ -225,6 +226,7 @@ static void write_footer(pa_json *json, const pa_ipm_profile_t *profile)
     pa_json_key_int(json, "regions_full", (long long)profile->regions_full);
     pa_json_key_int(json, "unbalanced_pops", (long long)profile->unbalanced_pops);
     pa_json_key_int(json, "mismatched_pops", (long long)profile->mismatched_pops);
+    pa_json_key_int(json, "too_deep", (long long)profile->too_deep);
     pa_json_key_int(json, "paths_dropped", profile->paths_dropped);
     pa_json_end_object(json);
     pa_json_key_int(json, "untracked_receives", (long long)profile->untracked_receives);

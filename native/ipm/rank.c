@@ -117,6 +117,7 @@ static void write_document(pa_json *json, const char *partial_reason)
     pa_json_key_int(json, "regions_full", (long long)pa_ipm.regions_full);
     pa_json_key_int(json, "unbalanced_pops", (long long)pa_ipm.unbalanced_pops);
     pa_json_key_int(json, "mismatched_pops", (long long)pa_ipm.mismatched_pops);
+    pa_json_key_int(json, "too_deep", (long long)pa_ipm.too_deep);
     pa_json_end_object(json);
     pa_json_key_int(json, "untracked_receives", (long long)pa_ipm.untracked_receives);
     write_records(json);
@@ -128,9 +129,11 @@ static void write_document(pa_json *json, const char *partial_reason)
 }
 
 /* Opens `name` in $PERFATLAS_IPM_DIR (default: the current directory) for writing; NULL, with one
- * sentence on stderr, when it cannot. */
+ * sentence on stderr, when it cannot, and NULL in a process forked from the rank (lifecycle.c). */
 FILE *pa_ipm_open_output(const char *name, char *path, size_t path_size)
 {
+    if (!pa_ipm_in_rank_process())
+        return NULL;
     const char *folder = getenv("PERFATLAS_IPM_DIR");
     snprintf(path, path_size, "%s/%s", folder && *folder ? folder : ".", name);
     FILE *file = fopen(path, "w");

@@ -16,12 +16,12 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include "counters.h"
+#include "names.h"
 #include "table.h"
 #include "timer.h"
-
-#define PA_IPM_MAX_DEPTH 16
 
 const char *const pa_ipm_call_names[PA_IPM_NCALLS] = {
 #define PA_IPM_CALL(kind, ret, name, params, args, bytes, peer, comm) #name,
@@ -52,10 +52,11 @@ PA_IPM_THREAD_LOCAL int pa_ipm_in_mpi;
 static atomic_flag table_lock = ATOMIC_FLAG_INIT;
 static int rank_cache_key = MPI_KEYVAL_INVALID;
 
-/* This thread's open regions; depth may exceed PA_IPM_MAX_DEPTH (deeper levels are counted, and
- * their events go to the deepest region kept). */
+/* This thread's open regions; depth may exceed PA_IPM_MAX_DEPTH (deeper levels are counted in
+ * too_deep, not kept: their events and time are the deepest kept region's). */
 typedef struct {
-    int id;
+    int id;   /* where its events go: the region, or the enclosing one when the table was full */
+    int kept; /* the region has a slot of the region table: it gets its time when left */
     uint64_t entered;
     double user_s, system_s;
 } open_region_t;
@@ -69,6 +70,8 @@ void pa_ipm_lock(void)
 }
 
 void pa_ipm_unlock(void) { atomic_flag_clear_explicit(&table_lock, memory_order_release); }
+
+int pa_ipm_in_rank_process(void) { return (long)getpid() == pa_ipm.pid; }
 
 void pa_ipm_cpu_seconds(int who, double *user_s, double *system_s)
 {
@@ -98,6 +101,7 @@ static int free_rank_cache(MPI_Comm comm, int key, void *cache, void *extra)
 void pa_ipm_start(void)
 {
     pa_timer_start_calibration(); /* finished at the end: nothing to wait for at MPI_Init */
+    pa_ipm.pid = (long)getpid();
     PMPI_Comm_rank(MPI_COMM_WORLD, &pa_ipm.rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &pa_ipm.size);
     PMPI_Comm_dup(MPI_COMM_WORLD, &pa_ipm.comm);
@@ -265,24 +269,25 @@ void pa_ipm_record_batch(int region, int call, uint64_t events, uint64_t ticks_t
 static int intern_region(int parent, const char *name)
 {
     for (int id = 1; id < pa_ipm.region_count; id++)
-        if (pa_ipm.regions[id].parent == parent &&
-            strncmp(pa_ipm.regions[id].name, name, PA_IPM_REGION_NAME - 1) == 0)
+        if (pa_ipm.regions[id].parent == parent && strcmp(pa_ipm.regions[id].name, name) == 0)
             return id;
     if (pa_ipm.region_count == PA_IPM_MAX_REGIONS)
         return -1;
     pa_ipm_region_t *region = &pa_ipm.regions[pa_ipm.region_count];
-    snprintf(region->name, sizeof region->name, "%s", name);
+    snprintf(region->name, sizeof region->name, "%s", name); /* cut to size already (names.h) */
     region->parent = parent;
     return pa_ipm.region_count++;
 }
 
-/* Leaves this thread's innermost region: its wallclock and CPU time since entry are added. */
+/* Leaves this thread's innermost region: a kept one gets its wallclock and CPU time since entry. */
 static void leave_region(uint64_t now)
 {
     region_depth--;
     if (region_depth >= PA_IPM_MAX_DEPTH)
-        return; /* a level deeper than the stack keeps: its time is its parent's */
+        return; /* a level deeper than the stack keeps (too_deep): its time is its parent's */
     const open_region_t *open = &region_stack[region_depth];
+    if (!open->kept)
+        return; /* the region table was full: its time is in the enclosing region already */
     double user_s, system_s;
     pa_ipm_cpu_seconds(RUSAGE_THREAD, &user_s, &system_s);
     pa_ipm_region_t *region = &pa_ipm.regions[open->id];
@@ -292,35 +297,55 @@ static void leave_region(uint64_t now)
     region->system_s += system_s - open->system_s;
 }
 
+/* MPI_Pcontrol(1, name), under the lock: a region nested in the innermost one, kept while the
+ * stack has room; deeper levels are counted, never interned (they would be phantom children of
+ * the deepest kept level). */
+static void enter_region(const char *name, uint64_t now)
+{
+    if (region_depth >= PA_IPM_MAX_DEPTH) {
+        pa_ipm.too_deep++;
+        region_depth++;
+        return;
+    }
+    int parent = pa_ipm_current_region();
+    int id = intern_region(parent, name);
+    open_region_t *open = &region_stack[region_depth++];
+    open->kept = id >= 0;
+    if (id < 0)
+        pa_ipm.regions_full++; /* its events are counted in the enclosing region */
+    open->id = id < 0 ? parent : id;
+    open->entered = now;
+    pa_ipm_cpu_seconds(RUSAGE_THREAD, &open->user_s, &open->system_s);
+}
+
+/* MPI_Pcontrol(-1, name), under the lock. The pop of a level deeper than the stack, or of a
+ * region the full table could not keep, matches its push: its name is not known to compare. */
+static void pop_region(const char *name, uint64_t now)
+{
+    if (region_depth == 0) {
+        pa_ipm.unbalanced_pops++;
+        return;
+    }
+    if (region_depth <= PA_IPM_MAX_DEPTH) {
+        const open_region_t *open = &region_stack[region_depth - 1];
+        if (open->kept && strcmp(pa_ipm.regions[open->id].name, name) != 0)
+            pa_ipm.mismatched_pops++;
+    }
+    leave_region(now);
+}
+
 void pa_ipm_region(int level, const char *name)
 {
     if (!pa_ipm_active)
         return;
     uint64_t now = pa_ticks();
-    if (name == NULL)
-        name = "(null)";
-    int parent = pa_ipm_current_region();
+    char exact[PA_IPM_REGION_NAME];
+    pa_ipm_region_name(exact, sizeof exact, name == NULL ? "(null)" : name);
     pa_ipm_lock();
-    if (level == 1) {
-        int id = intern_region(parent, name);
-        if (id < 0) {
-            pa_ipm.regions_full++;
-            id = parent; /* its events are counted in the enclosing region */
-        }
-        if (region_depth < PA_IPM_MAX_DEPTH) {
-            open_region_t *open = &region_stack[region_depth];
-            open->id = id;
-            open->entered = now;
-            pa_ipm_cpu_seconds(RUSAGE_THREAD, &open->user_s, &open->system_s);
-        }
-        region_depth++;
-    } else if (region_depth == 0) {
-        pa_ipm.unbalanced_pops++;
-    } else {
-        if (strncmp(pa_ipm.regions[parent].name, name, PA_IPM_REGION_NAME - 1) != 0)
-            pa_ipm.mismatched_pops++;
-        leave_region(now);
-    }
+    if (level == 1)
+        enter_region(exact, now);
+    else
+        pop_region(exact, now);
     pa_ipm_unlock();
 }
 

@@ -8,7 +8,8 @@
 
 #define PA_IPM_MAX_RECORDS 4096 /* the compiled-in capacity; $PERFATLAS_IPM_TABLE_SIZE lowers it */
 #define PA_IPM_MAX_REGIONS 64
-#define PA_IPM_REGION_NAME 64
+#define PA_IPM_REGION_NAME 64 /* bytes of a name kept, its NUL included (names.h) */
+#define PA_IPM_MAX_DEPTH   16 /* region levels a thread keeps; deeper ones are counted (too_deep) */
 #define PA_IPM_BUCKETS     65 /* size buckets: 0 bytes, then [2^(b-1), 2^b) for b = 1..64 */
 
 typedef struct {
@@ -35,8 +36,10 @@ typedef struct {
     uint64_t regions_full;       /* MPI_Pcontrol(1, ...) that found the region table full */
     uint64_t unbalanced_pops;    /* MPI_Pcontrol(-1, ...) outside every region */
     uint64_t mismatched_pops;    /* MPI_Pcontrol(-1, name) whose name is not the innermost */
+    uint64_t too_deep;           /* MPI_Pcontrol(1, ...) deeper than PA_IPM_MAX_DEPTH: not kept */
     uint64_t untracked_receives; /* nonblocking receives recorded as posted (request table full) */
     int rank, size;
+    long pid;      /* the process that called MPI_Init: the only one that writes profile files */
     MPI_Comm comm; /* a duplicate of MPI_COMM_WORLD for the profiler's own reductions */
     uint64_t start_ticks, end_ticks;
     double start_unix;
@@ -47,6 +50,9 @@ typedef struct {
 } pa_ipm_state_t;
 
 extern pa_ipm_state_t pa_ipm;
+
+/* 1 in the process that called MPI_Init, 0 in a child it forked: only the former writes files. */
+int pa_ipm_in_rank_process(void);
 
 /* The table lock: every update of pa_ipm after MPI_Init happens under it. */
 void pa_ipm_lock(void);

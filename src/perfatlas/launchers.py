@@ -18,7 +18,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -27,6 +26,7 @@ from typing import Any, ClassVar
 
 from perfatlas.errors import UserError
 from perfatlas.isa import rebuild_hint
+from perfatlas.signal_names import signal_name
 
 MPI_MISSING = "MPI is missing: install openmpi-bin libopenmpi-dev (or mpich)"
 # Arguments with which a user names hosts: then np and slots are the user's business.
@@ -272,7 +272,7 @@ class MpirunLauncher(Launcher):
             node, number = hydra.groups()
             return (
                 f"a rank of {program} crashed on host {node} (signal {number}, "
-                f"{_signal_name(int(number))}){_hint(int(number))}; mpiexec stopped the job: "
+                f"{signal_name(int(number))}){_hint(int(number))}; mpiexec stopped the job: "
                 f"{launch.record()['command']}"
             )
         crash = _SIGNAL.search(output)
@@ -286,7 +286,7 @@ class MpirunLauncher(Launcher):
         if returncode > 128 and "non-zero exit code" in output:  # mpirun relays a rank's signal
             number = returncode - 128
             return (
-                f"a rank of {program} crashed (signal {number}, {_signal_name(number)})"
+                f"a rank of {program} crashed (signal {number}, {signal_name(number)})"
                 f"{_hint(number)}; "
                 "mpirun stopped the job "
                 f"(exit status {returncode}): {launch.record()['command']}"
@@ -359,13 +359,6 @@ class SlurmLauncher(Launcher):
 def _hint(number: int) -> str:
     """What a rank's SIGILL means (perfatlas.isa.rebuild_hint), on the host it ran on."""
     return rebuild_hint(number, local=False)
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return "unknown signal"
 
 
 def _useful_tail(stderr: str, limit: int = 400) -> str:

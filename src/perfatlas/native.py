@@ -15,6 +15,7 @@ from pathlib import Path
 from perfatlas.document_stream import DocumentStream
 from perfatlas.errors import UserError
 from perfatlas.isa import rebuild_hint
+from perfatlas.signal_names import signal_name
 
 
 def bin_dir() -> Path:
@@ -80,7 +81,7 @@ def run_launch(
     if process.returncode < 0:
         number = -process.returncode
         raise UserError(
-            f"{name} was killed by {signal.Signals(number).name}{rebuild_hint(number)} "
+            f"{name} was killed by {signal_name(number)}{rebuild_hint(number)} "
             "(results stored before it are kept)"
         )
     if process.returncode != 0:

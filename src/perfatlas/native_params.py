@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import functools
 import json
-import signal
 import subprocess
 from dataclasses import dataclass
 
 from perfatlas.errors import UserError
 from perfatlas.isa import rebuild_hint
 from perfatlas.native import bin_dir
+from perfatlas.signal_names import signal_name
 
 SCHEMA = "perfatlas.params/1"
 KINDS = ("int", "size", "double", "choice", "cpus", "duration", "node", "string", "sizes")
@@ -62,7 +62,7 @@ def _read(path: str) -> NativeTable:
         raise UserError(f"{name} cannot run here to tell its parameters: {error}") from None
     if proc.returncode < 0:  # a SIGILL: built for another CPU (rebuild_hint says what to do)
         number = -proc.returncode
-        raise UserError(f"{name} was killed by {signal.Signals(number).name}{rebuild_hint(number)}")
+        raise UserError(f"{name} was killed by {signal_name(number)}{rebuild_hint(number)}")
     if proc.returncode != 0:  # the program's own sentence (the ISA check's refusal), as it is
         said = proc.stderr.strip().splitlines()
         raise UserError(

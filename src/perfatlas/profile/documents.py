@@ -1,14 +1,17 @@
 """Load and check the documents perfatlas-ipm writes (docs/profile.md).
 
-The fields the views read are declared once, as nested specs (a type, a dict of required keys, a
-one-element list for "list of", Nullable for "or null"); one walker checks a document against its
-spec and names the first field that does not fit. Every problem is one UserError sentence naming
-the file.
+The fields the views read are declared once, as nested specs (a type, a Number with its range, a
+dict of required keys, a one-element list for "list of", Nullable for "or null", Optional for "may
+be absent"); one walker checks a document against its spec and names the first field that does
+not fit, then what the structure cannot say is checked (regions form a tree, ids and peers exist).
+Every problem is one UserError sentence naming the file (docs/safety/profiles.md).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +23,10 @@ PROFILE_FILE = "ipm-profile.json"
 RANK_PATTERN = "ipm-rank-*.json"
 CATEGORIES = ("calc_s", "mpi_s", "io_s", "lbst_s")  # every second of a rank's wallclock is one
 
-NUMBER = (int, float)
+MAX_BYTES = 256 * 2**20  # far above any document the library writes (a matrix of 1024 tasks)
+MAX_TASKS = 2**31 - 1  # ranks are C ints
+MAX_BUCKET = 64  # size buckets 0..64 (docs/profile.md)
+MAX_FIGURE = 1e20  # above any count, byte total or time the library writes, below float overflow
 
 
 class Nullable:
@@ -30,65 +36,126 @@ class Nullable:
         self.spec = spec
 
 
+class Optional(Nullable):
+    """A field of an object that may be absent or null (the views read it with .get)."""
+
+
+class Number:
+    """A finite number (int or float, not true/false) within [low, high]; `integer`: an int."""
+
+    def __init__(self, low: float, high: float, integer: bool = False):
+        self.low, self.high, self.integer = low, high, integer
+
+    def fits(self, value: Any) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, int if self.integer else (int, float)):
+            return None
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{value!r} is not a finite number"
+        if not self.low <= value <= self.high:
+            return f"{value!r:.40} is out of range ({self.low:g} .. {self.high:g})"
+        return ""
+
+
+NUMBER = Number(-MAX_FIGURE, MAX_FIGURE)  # a time, a share, a sum over ranks
+COUNT = Number(0, 2**64 - 1, integer=True)  # counts and bytes are uint64 in the library
+ID = Number(0, 2**31 - 1, integer=True)  # region ids, ranks
+BUCKET = Number(0, MAX_BUCKET, integer=True)
+TASKS = Number(1, MAX_TASKS, integer=True)
+
+TIMER = Optional({"source": Optional(str), "resolution_ns": Optional(NUMBER)})
 SPREAD = {"sum": NUMBER, "min": NUMBER, "max": NUMBER, "avg": NUMBER}  # one quantity over ranks
 
 
 def _profile_spec(partial: bool) -> dict:
     """What the views read of a perfatlas.ipm/1 document. A partial profile (built from rank files)
-    may lack the per-rank times a rank file of this library version does not carry."""
+    may lack the per-rank times a rank file of this library version does not carry; the matrix is
+    null above the tasks the library keeps it for (PA_IPM_MATRIX_MAX_TASKS)."""
     spread = Nullable(SPREAD) if partial else SPREAD
     figure = Nullable(NUMBER) if partial else NUMBER
-    matrix = {"bytes": [[NUMBER]], "messages": [[NUMBER]]}
     return {
         "schema": str,
         "partial": bool,
+        "partial_reason": Optional(str),
         "command": [str],
-        "tasks": int,
+        "mpi_library": Optional(str),
+        "tasks": TASKS,
+        "hosts": Optional([str]),
+        "started_unix": Optional(Number(0, 1e11)),  # a date Python's datetime can hold
+        "timer": TIMER,
+        "lbst_method": Optional(str),
         "wallclock_s": spread,
+        "maxrss_bytes": Optional(SPREAD),
+        "hardware_counters": Optional(
+            {"available": Optional(bool), "source": Optional(str), "reason": Optional(str)}
+        ),
         "regions": [
             {
-                "id": int,
+                "id": ID,
                 "name": str,
                 "path": str,
-                "parent": Nullable(int),
+                "parent": Nullable(ID),
+                "entries": Optional(COUNT),
                 "wall_s": spread,
                 **{category: spread for category in CATEGORIES},
             }
         ],
         "calls": [
             {
-                "region": int,
+                "region": ID,
                 "call": str,
                 "category": str,
-                "count": int,
-                "bytes": int,
-                "ranks": int,
+                "count": COUNT,
+                "bytes": COUNT,
+                "ranks": COUNT,
                 "time_s": SPREAD,
+                "lbst_s": Optional(NUMBER),
             }
         ],
-        "histogram": [{"call": str, "bucket": int, "count": int, "bytes": int, "time_s": NUMBER}],
-        "matrix": Nullable(matrix) if partial else matrix,
-        "ranks": [{"rank": int, "wall_s": figure, **{category: figure for category in CATEGORIES}}],
+        "histogram": [
+            {"call": str, "bucket": BUCKET, "count": COUNT, "bytes": COUNT, "time_s": NUMBER}
+        ],
+        "matrix": Nullable({"what": Optional(str), "bytes": [[NUMBER]], "messages": [[NUMBER]]}),
+        "ranks": [{"rank": ID, "wall_s": figure, **{category: figure for category in CATEGORIES}}],
+        "table": Optional({"capacity": Optional(COUNT), "used_max": Optional(NUMBER)}),
+        "overflow": Optional({"count": Optional(COUNT), "ranks": Optional(COUNT)}),
+        "region_errors": Optional({}),  # its values: checked by _region_errors
     }
 
 
 RANK_SPEC = {
     "schema": str,
-    "rank": int,
-    "size": int,
-    "regions": [{"id": int, "name": str, "parent": Nullable(int)}],
+    "partial": Optional(bool),
+    "reason": Optional(str),
+    "rank": ID,
+    "size": TASKS,
+    "host": Optional(str),
+    "pid": Optional(ID),
+    "timer": TIMER,
+    "regions": [
+        {
+            "id": ID,
+            "name": str,
+            "parent": Nullable(ID),
+            "entries": Optional(COUNT),
+            **{
+                figure: Optional(NUMBER) for figure in ("wall_s", *CATEGORIES, "user_s", "system_s")
+            },
+        }
+    ],
+    "region_errors": Optional({}),
     "records": [
         {
             "call": str,
-            "region": int,
-            "bucket": int,
-            "peer": Nullable(int),
-            "count": int,
-            "bytes": int,
+            "kind": Optional(str),
+            "region": ID,
+            "bucket": BUCKET,
+            "peer": Nullable(ID),
+            "count": COUNT,
+            "bytes": COUNT,
             "total_s": NUMBER,
         }
     ],
-    "overflow": {"count": int},
+    "overflow": {"count": COUNT},
 }
 
 
@@ -97,14 +164,24 @@ def _kind(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true/false"
-    if isinstance(value, NUMBER):
+    if isinstance(value, int | float):
         return "a number"
     return {str: "a string", list: "a list", dict: "an object"}.get(type(value), "a value")
 
 
 def _wanted(spec: Any) -> str:
-    names = {int: "an integer", str: "a string", bool: "true or false", NUMBER: "a number"}
-    return names.get(spec, "a value")
+    if isinstance(spec, Number):
+        return "an integer" if spec.integer else "a number"
+    return {str: "a string", bool: "true or false"}.get(spec, "a value")
+
+
+def _text(value: str, where: str) -> str | None:
+    """Text that cannot be written out again (a lone surrogate from a \\ud800 escape)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return f"{where} is not valid Unicode text"
+    return None
 
 
 def mismatch(value: Any, spec: Any, where: str = "") -> str | None:
@@ -117,6 +194,8 @@ def mismatch(value: Any, spec: Any, where: str = "") -> str | None:
         for key, inner in spec.items():
             here = f"{where}.{key}" if where else key
             if key not in value:
+                if isinstance(inner, Optional):
+                    continue
                 return f"the field {here} is missing"
             if problem := mismatch(value[key], inner, here):
                 return problem
@@ -128,27 +207,104 @@ def mismatch(value: Any, spec: Any, where: str = "") -> str | None:
             if problem := mismatch(item, spec[0], f"{where}[{i}]"):
                 return problem
         return None
+    if isinstance(spec, Number):
+        problem = spec.fits(value)
+        if problem is None:
+            return f"{where} is {_kind(value)}, not {_wanted(spec)}"
+        return f"{where} {problem}" if problem else None
+    if spec is str and isinstance(value, str):
+        return _text(value, where)
     fits = isinstance(value, spec) and (spec is bool or not isinstance(value, bool))
     return None if fits else f"{where} is {_kind(value)}, not {_wanted(spec)}"
 
 
+def _region_errors(document: dict) -> str | None:
+    """region_errors: counts by name (regions_full, mismatched_pops, too_deep, ...)."""
+    errors = document.get("region_errors") or {}
+    for name, value in errors.items():
+        if problem := mismatch(value, COUNT, f"region_errors[{name!r:.40}]"):
+            return problem
+    return None
+
+
+def region_tree(regions: list[dict], where: str = "regions") -> str | None:
+    """Regions as a tree: unique ids, one root (parent null: the whole program), every parent an
+    id of the list, no parent cycle."""
+    parents, named = {}, set()
+    for i, region in enumerate(regions):
+        if region["id"] in parents:
+            return f"{where}[{i}].id {region['id']} is the id of two regions"
+        if (region["parent"], region["name"]) in named:
+            return f"{where}[{i}] has the name and parent of an earlier region"
+        parents[region["id"]] = region["parent"]
+        named.add((region["parent"], region["name"]))
+    roots = [id_ for id_, parent in parents.items() if parent is None]
+    if len(roots) != 1:
+        return f"{where} has {len(roots)} regions without a parent, not 1 (the whole program)"
+    for i, region in enumerate(regions):
+        if region["parent"] is not None and region["parent"] not in parents:
+            return f"{where}[{i}].parent {region['parent']} is not the id of a region"
+    for i, region in enumerate(regions):
+        seen, at = set(), region["id"]
+        while at is not None:
+            if at in seen:
+                return f"{where}[{i}] (id {region['id']}) is its own ancestor: the parents form a cycle"
+            seen.add(at)
+            at = parents[at]
+    return None
+
+
 def _consistency(document: dict) -> str | None:
-    """What the structure cannot say: a tasks x tasks matrix, calls of regions that exist."""
+    """What the structure cannot say: a tasks x tasks matrix, regions that form a tree, calls of
+    regions that exist, ranks of the program."""
     tasks, matrix = document["tasks"], document["matrix"]
     for name in ("bytes", "messages"):
         rows = (matrix or {}).get(name, [])
         if matrix and (len(rows) != tasks or any(len(row) != tasks for row in rows)):
             shape = f"{len(rows)} x {len(rows[0]) if rows else 0}"
             return f"matrix.{name} is {shape}, not tasks x tasks ({tasks} x {tasks})"
+    if problem := region_tree(document["regions"]) or _region_errors(document):
+        return problem
     regions = {region["id"] for region in document["regions"]}
     for i, call in enumerate(document["calls"]):
         if call["region"] not in regions:
             return f"calls[{i}].region {call['region']} is not the id of a region"
+    for i, rank in enumerate(document["ranks"]):
+        if rank["rank"] >= tasks:
+            return f"ranks[{i}].rank {rank['rank']} is not a rank of {tasks} tasks"
+    return None
+
+
+def _rank_consistency(document: dict) -> str | None:
+    """A rank of the program, regions that form a tree, records of its regions and of peers that
+    are ranks of the program."""
+    rank, size = document["rank"], document["size"]
+    if rank >= size:
+        return f"rank {rank} is not a rank of size {size}"
+    if problem := region_tree(document["regions"]) or _region_errors(document):
+        return problem
+    regions = {region["id"] for region in document["regions"]}
+    for i, record in enumerate(document["records"]):
+        if record["region"] not in regions:
+            return f"records[{i}].region {record['region']} is not the id of a region"
+        if record["peer"] is not None and record["peer"] >= size:
+            return f"records[{i}].peer {record['peer']} is not a rank of size {size}"
     return None
 
 
 def read_json(path: Path) -> Any:
+    """The JSON document in `path`, else one sentence: unreadable, not a regular file, larger
+    than any profile, not UTF-8, not JSON, nested deeper than Python parses, or a number with more
+    digits than Python converts."""
     try:
+        status = path.stat()
+        if not stat.S_ISREG(status.st_mode):
+            raise UserError(f"{path} is not a regular file")
+        if status.st_size > MAX_BYTES:
+            raise UserError(
+                f"{path} is {status.st_size / 2**20:.0f} MiB, larger than any perfatlas-ipm "
+                f"document ({MAX_BYTES // 2**20} MiB at most)"
+            )
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise UserError(f"cannot read {path}: {error.strerror}") from None
@@ -161,16 +317,18 @@ def read_json(path: Path) -> Any:
             f"{path} is not valid JSON ({error.msg} at line {error.lineno} column "
             f"{error.colno}): the file is truncated or corrupted"
         ) from None
+    except RecursionError:
+        raise UserError(f"{path} is nested too deeply to be a perfatlas-ipm document") from None
+    except ValueError as error:  # an integer of more digits than int() converts
+        raise UserError(f"{path} is not a usable JSON document: {error}") from None
 
 
-def _checked(path: Path, document: Any, schema: str, spec: dict, what: str) -> dict:
+def _checked(path: Path, document: Any, schema: str, spec: dict, what: str, consistency) -> dict:
     if isinstance(document, dict) and "schema" in document and document["schema"] != schema:
         raise UserError(
-            f"{path} has schema '{document['schema']}', not {schema}: it is not a {what}"
+            f"{path} has schema {document['schema']!r:.80}, not {schema}: it is not a {what}"
         )
-    problem = mismatch(document, spec)
-    if problem is None and schema == PROFILE_SCHEMA:
-        problem = _consistency(document)
+    problem = mismatch(document, spec) or consistency(document)
     if problem:
         raise UserError(f"{path} is not a usable {what}: {problem}")
     return document
@@ -179,7 +337,14 @@ def _checked(path: Path, document: Any, schema: str, spec: dict, what: str) -> d
 def check_profile(document: Any, path: Path) -> dict:
     """A perfatlas.ipm/1 document (or a partial view) as the views read it, else UserError."""
     partial = isinstance(document, dict) and document.get("partial") is True
-    return _checked(path, document, PROFILE_SCHEMA, _profile_spec(partial), "perfatlas-ipm profile")
+    return _checked(
+        path,
+        document,
+        PROFILE_SCHEMA,
+        _profile_spec(partial),
+        "perfatlas-ipm profile",
+        _consistency,
+    )
 
 
 def load_profile(path: Path) -> dict:
@@ -188,4 +353,6 @@ def load_profile(path: Path) -> dict:
 
 def load_rank(path: Path) -> dict:
     """One perfatlas.ipm-rank/1 document, else UserError."""
-    return _checked(path, read_json(path), RANK_SCHEMA, RANK_SPEC, "perfatlas-ipm rank file")
+    return _checked(
+        path, read_json(path), RANK_SCHEMA, RANK_SPEC, "perfatlas-ipm rank file", _rank_consistency
+    )

@@ -11,6 +11,7 @@ older library) gives no matrix and no LBST. `partial_reason` says why the view i
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -23,6 +24,8 @@ from perfatlas.profile.documents import (
     load_profile,
     load_rank,
 )
+
+MATRIX_MAX_TASKS = 1024  # PA_IPM_MATRIX_MAX_TASKS (native/ipm/aggregate.h)
 
 
 def spread(values: list[float]) -> dict[str, float] | None:
@@ -37,16 +40,32 @@ def spread(values: list[float]) -> dict[str, float] | None:
     }
 
 
+def path_join(parent: str, name: str) -> str:
+    """A region's path: its parent's and its name, joined by "/", with "/" and "\\" in the name
+    escaped by "\\" and an empty name written "\\e", as the library writes paths (names.h), so
+    that "a/b" at the top level is not "a" > "b"."""
+    escaped = name.replace("\\", "\\\\").replace("/", "\\/") if name else "\\e"
+    return f"{parent}/{escaped}" if parent else escaped
+
+
+_NAME = re.compile(r"(?:\\.|[^/\\])+")  # one escaped name of a path
+
+
 def region_paths(rank: dict) -> dict[int, str]:
-    """Region id -> "outer/inner" ("" for region 0). Ids differ between ranks, paths do not."""
+    """Region id -> path ("" for region 0). Ids differ between ranks, paths do not. The regions
+    are a tree (documents.region_tree checked it when the file was loaded)."""
     regions = {region["id"]: region for region in rank["regions"]}
+    paths: dict[int, str] = {}
 
     def path(id_: int) -> str:
-        region = regions[id_]
-        if region["parent"] is None:
-            return ""
-        parent = path(region["parent"])
-        return f"{parent}/{region['name']}" if parent else region["name"]
+        chain = []  # id_ and its ancestors whose paths are not known yet, innermost first
+        while id_ not in paths and regions[id_]["parent"] is not None:
+            chain.append(id_)
+            id_ = regions[id_]["parent"]
+        paths.setdefault(id_, "")
+        for inner in reversed(chain):
+            paths[inner] = path_join(paths[regions[inner]["parent"]], regions[inner]["name"])
+        return paths[chain[0]] if chain else paths[id_]
 
     return {id_: path(id_) for id_ in regions}
 
@@ -58,21 +77,49 @@ def category(call: str) -> str:
     return "mpi" if call.startswith(("MPI_", "PMPI_")) else "posix-io"
 
 
+def _runs(numbers: list[int]) -> list[list[int]]:
+    """Sorted rank numbers as runs of consecutive ones, [first, last] each."""
+    runs: list[list[int]] = []
+    for number in numbers:
+        if runs and runs[-1][1] == number - 1:
+            runs[-1][1] = number
+        else:
+            runs.append([number, number])
+    return runs
+
+
+def _gaps(present: list[int], size: int) -> list[list[int]]:
+    """The runs of 0 .. size-1 missing from the sorted `present`: a million missing ranks are one
+    run, never a million numbers."""
+    gaps, expected = [], 0
+    for number in [*present, size]:
+        if number > expected:
+            gaps.append([expected, number - 1])
+        expected = number + 1
+    return gaps
+
+
+def _listed(runs: list[list[int]], limit: int = 10) -> str:
+    """Runs as "1, 3-5, 9" (two consecutive ranks as "3, 4"), the first `limit` of them."""
+    words = [
+        ", ".join(map(str, range(a, b + 1))) if b - a < 2 else f"{a}-{b}" for a, b in runs[:limit]
+    ]
+    return ", ".join(words) + (f" and {len(runs) - limit} more" if len(runs) > limit else "")
+
+
+def _ranks(runs: list[list[int]]) -> str:
+    count = sum(b - a + 1 for a, b in runs)
+    return f"rank{'s' * (count > 1)} {_listed(runs)}"
+
+
 def _reason(ranks: list[dict], size: int) -> str:
     by_reason = defaultdict(list)
     for rank in ranks:
         if rank.get("partial"):
             by_reason[rank.get("reason") or "no reason given"].append(rank["rank"])
-    parts = [
-        f"{reason} on rank{'s' * (len(numbers) > 1)} {', '.join(map(str, numbers))}"
-        for reason, numbers in by_reason.items()
-    ]
-    missing = sorted(set(range(size)) - {rank["rank"] for rank in ranks})
-    if missing:
-        parts.append(
-            f"no rank file from rank{'s' * (len(missing) > 1)} "
-            f"{', '.join(map(str, missing))} of {size}"
-        )
+    parts = [f"{reason} on {_ranks(_runs(numbers))}" for reason, numbers in by_reason.items()]
+    if missing := _gaps([rank["rank"] for rank in ranks], size):
+        parts.append(f"no rank file from {_ranks(missing)} of {size}")
     return "; ".join(parts) or f"rank 0 wrote no {PROFILE_FILE}"
 
 
@@ -159,14 +206,17 @@ def _lbst_by_path(totals: dict) -> dict[str, dict[int, float]]:
     for (path, _), per_rank in totals.items():
         if not any(s[3] for s in per_rank.values()):
             continue
+        parts = _NAME.findall(path)  # escaped names: "/".join gives the paths back
         for rank, seconds in _waited(per_rank).items():
-            parts = path.split("/") if path else []
             for depth in range(len(parts) + 1):  # the region and every region enclosing it
                 found["/".join(parts[:depth])][rank] += seconds
     return found
 
 
-def _matrix(ranks: list[dict], size: int) -> dict:
+def _matrix(ranks: list[dict], size: int) -> dict | None:
+    """Sender row, receiver column; None above MATRIX_MAX_TASKS, as the library does."""
+    if size > MATRIX_MAX_TASKS:
+        return None
     bytes_ = [[0] * size for _ in range(size)]
     messages = [[0] * size for _ in range(size)]
     for rank in ranks:
@@ -247,7 +297,17 @@ def partial_profile(ranks: list[dict], command: list[str]) -> dict:
             "count": sum(rank["overflow"]["count"] for rank in ranks),
             "ranks": sum(1 for rank in ranks if rank["overflow"]["count"]),
         },
+        "region_errors": _region_errors(ranks),
     }
+
+
+def _region_errors(ranks: list[dict]) -> dict[str, int]:
+    """Each MPI_Pcontrol error count (docs/profile.md) summed over the ranks."""
+    sums: dict[str, int] = defaultdict(int)
+    for rank in ranks:
+        for name, count in (rank.get("region_errors") or {}).items():
+            sums[name] += count
+    return dict(sums)
 
 
 def read_folder(folder: Path, command: list[str]) -> dict | None:
@@ -257,7 +317,26 @@ def read_folder(folder: Path, command: list[str]) -> dict | None:
     files = sorted(folder.glob(RANK_PATTERN))
     if not files:
         return None
-    return partial_profile([load_rank(path) for path in files], command)
+    ranks = [load_rank(path) for path in files]
+    one_run(files, ranks)
+    return partial_profile(ranks, command)
+
+
+def one_run(files: list[Path], ranks: list[dict]) -> None:
+    """Rank files of one run: each rank once, all of the same size; else one sentence."""
+    first: dict[int, Path] = {}
+    for path, rank in zip(files, ranks):
+        if rank["size"] != ranks[0]["size"]:
+            raise UserError(
+                f"{path} is a rank of {rank['size']} ranks, {files[0]} of {ranks[0]['size']}: "
+                "the rank files are not of one run"
+            )
+        if rank["rank"] in first:
+            raise UserError(
+                f"{first[rank['rank']]} and {path} are both rank {rank['rank']}: the rank files "
+                "are not of one run"
+            )
+        first[rank["rank"]] = path
 
 
 def read_path(path: Path) -> dict:

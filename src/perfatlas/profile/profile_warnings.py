@@ -1,10 +1,12 @@
 """What is doubtful about a perfatlas-ipm profile (docs/profile.md), as perfatlas.warning records:
-a partial profile, a full record table, MPI_Pcontrol region errors. Stored with the profile's
+a partial profile, a full record table, MPI_Pcontrol region errors, regions nested too deep. Stored with the profile's
 headline results and drawn by the report's profile section."""
 
 from __future__ import annotations
 
 from perfatlas.warning import Kind, WarningRecord
+
+MAX_DEPTH = 16  # PA_IPM_MAX_DEPTH (native/ipm/table.h): the region levels a thread keeps
 
 
 def profile_warnings(document: dict) -> list[WarningRecord]:
@@ -33,6 +35,16 @@ def profile_warnings(document: dict) -> list[WarningRecord]:
             )
         )
     errors = {k: v for k, v in (document.get("region_errors") or {}).items() if v}
+    if too_deep := errors.pop("too_deep", 0):
+        found.append(
+            WarningRecord(
+                Kind.REGION_ERRORS,
+                f"{too_deep} MPI_Pcontrol(1, ...) nested deeper than {MAX_DEPTH} open regions "
+                "(summed over the ranks): those regions are not kept, their calls and time count "
+                f"in the region {MAX_DEPTH} levels deep",
+                f"nest regions at most {MAX_DEPTH} deep",
+            )
+        )
     if errors:
         listed = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in errors.items())
         found.append(

@@ -38,8 +38,19 @@ def percent(part: float | None, whole: float | None) -> str:
     return f"{100 * part / whole:.1f} %" if part is not None and whole else "-"
 
 
-def region_label(region: dict) -> str:
-    return region["path"] or "(whole program)"
+def region_labels(document: dict) -> dict[int, str]:
+    """Region id -> its names from the outermost, as given (escaped for HTML only when drawn),
+    joined by " > ": "a/b" at the top level and "a" > "b" read differently."""
+    regions = {region["id"]: region for region in document["regions"]}
+
+    def names(region: dict) -> list[str]:
+        chain = []
+        while region["parent"] is not None and len(chain) < len(regions):  # a tree (documents)
+            chain.append(region["name"] or '""')
+            region = regions[region["parent"]]
+        return chain[::-1]
+
+    return {id_: " > ".join(names(region)) or "(whole program)" for id_, region in regions.items()}
 
 
 def _category_parts(rows: list[dict], figure) -> dict[str, list[float]]:
@@ -51,11 +62,12 @@ def _regions_figure(document: dict, name: str) -> Figure | None:
     regions = [r for r in document["regions"] if r["wall_s"] is not None]
     if not regions:
         return None
+    labels = region_labels(document)
     with plots.figure(name, width=9.5, height=1.4 + 0.32 * len(regions)) as (fig, axes):
         ax = axes[0, 0]
         average = _category_parts(regions, lambda spread: spread and spread["avg"])
         plots.draw_stacked_bars(
-            ax, [region_label(r) for r in regions], average, CATEGORY_COLORS, horizontal=True
+            ax, [labels[r["id"]] for r in regions], average, CATEGORY_COLORS, horizontal=True
         )
         ax.set_xlabel("seconds per rank (average over the ranks in the region)")
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
@@ -95,13 +107,13 @@ def _ranks_figure(document: dict, name: str) -> Figure | None:
 
 
 def _calls_rows(document: dict) -> list[list[str]]:
-    regions = {r["id"]: r for r in document["regions"]}
+    labels = region_labels(document)
     wall = (document["wallclock_s"] or {}).get("sum")
     calls = sorted(document["calls"], key=lambda c: c["time_s"]["sum"], reverse=True)
     return [
         [
             call["call"],
-            region_label(regions[call["region"]]),
+            labels[call["region"]],
             call["category"],
             seconds(call["time_s"]["sum"]),
             percent(call["time_s"]["sum"], wall),
@@ -246,16 +258,16 @@ def _facts(document: dict, stored: dict) -> Facts:
     timer = document.get("timer") or {}
     if timer:
         resolution = timer.get("resolution_ns")
-        text = timer.get("source", "?") + (
+        text = (timer.get("source") or "?") + (
             f", resolution {resolution:.3g} ns" if resolution else ""
         )
         facts.append(("timer", text))
     facts.append(
         (
             "hardware counters",
-            counters.get("source", "available")
+            counters.get("source") or "available"
             if counters.get("available")
-            else f"not available: {counters.get('reason', 'not recorded')}",
+            else f"not available: {counters.get('reason') or 'not recorded'}",
         )
     )
     if document.get("table"):

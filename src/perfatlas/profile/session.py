@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import subprocess
 from datetime import datetime
 from pathlib import Path
@@ -18,6 +17,7 @@ from perfatlas.profile.command import ProfiledCommand, library, profiled
 from perfatlas.profile.documents import PROFILE_FILE, RANK_PATTERN
 from perfatlas.profile.partial import read_folder
 from perfatlas.profile.storage import store_profile
+from perfatlas.signal_names import signal_name
 from perfatlas.store import Store
 
 REPORT_FILE = "report.html"
@@ -65,7 +65,7 @@ def run(command: ProfiledCommand) -> int:
 
 def ending(program: str, status: int) -> str:
     if status < 0:
-        return f"{program} was killed by {signal.Signals(-status).name}"
+        return f"{program} was killed by {signal_name(-status)}"
     return f"{program} exited with status {status}"
 
 

@@ -1,0 +1,132 @@
+"""perfatlas-ipm under programs that once made it write a wrong profile (docs/safety/profiles.md):
+pa-ipm-hostile (native/ipm/tests/hostile.c) under mpirun with the library preloaded. A forked
+child writes no profile file; region names are kept exactly; nesting deeper than the region stack
+and a full region table are counted, never turned into phantom regions or false mismatched pops."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from mpi_helpers import mpirun
+
+from perfatlas.native import executable
+from perfatlas.profile.command import library, profiled
+from perfatlas.profile.partial import read_folder
+from perfatlas.profile.profile_warnings import profile_warnings
+from perfatlas.report import write_profile_report
+
+MAX_DEPTH = 16  # PA_IPM_MAX_DEPTH: the levels of a region stack the library keeps
+MAX_REGIONS = 64  # PA_IPM_MAX_REGIONS: region 0 and 63 named ones
+NAMES = {
+    "a/b": 1,
+    "b": 2,
+    "<script>": 3,
+    "back\\slash": 4,
+    'say "hi"\there': 5,
+    "é" * 31: 6,  # 40 x "é" (80 bytes) cut to the whole characters that fit in 63 bytes
+    "</script>": 7,
+    "": 8,
+}
+
+
+def run_hostile(folder: Path, np_: int, *args: str) -> tuple[list[dict], dict]:
+    """pa-ipm-hostile ARGS on np_ ranks, profiled into folder: the rank documents and the
+    profile; the program must succeed."""
+    command = profiled([*mpirun(np_), str(executable("pa-ipm-hostile")), *args], folder, library())
+    done = subprocess.run(
+        command.argv,
+        env={**os.environ, **command.env, "OMPI_MCA_mpi_warn_on_fork": "0"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    ranks = [json.loads((folder / f"ipm-rank-{r}.json").read_text()) for r in range(np_)]
+    return ranks, json.loads((folder / "ipm-profile.json").read_text())
+
+
+def barriers(document: dict, region_id: int) -> int:
+    return sum(
+        c["count"]
+        for c in document["calls"]
+        if c["region"] == region_id and c["call"] == "MPI_Barrier"
+    )
+
+
+def test_a_child_that_outlives_mpi_finalize_writes_no_profile_file(tmp_path):
+    ranks, profile = run_hostile(tmp_path, 2, "fork")
+    for rank in ranks:
+        assert rank["partial"] is False, "the child rewrote its parent's rank file"
+        assert rank["pid"] == profile["ranks"][rank["rank"]]["pid"]
+
+
+def named_regions(document: dict) -> dict[tuple[str, str], dict]:
+    """(parent's name, name) -> region, for the regions of a profile."""
+    by_id = {region["id"]: region for region in document["regions"]}
+    return {
+        ("" if r["parent"] in (None, 0) else by_id[r["parent"]]["name"], r["name"]): r
+        for r in document["regions"]
+        if r["parent"] is not None
+    }
+
+
+@pytest.mark.parametrize("view", ["profile", "partial view of the rank files"])
+def test_region_names_are_kept_exactly(tmp_path, view):
+    ranks, document = run_hostile(tmp_path, 2, "names")
+    for rank in ranks:
+        assert sorted(r["name"] for r in rank["regions"]) == sorted(["", "a", *NAMES])
+    if view != "profile":
+        (tmp_path / "ipm-profile.json").unlink()
+        document = read_folder(tmp_path, [])
+    regions = named_regions(document)
+    assert set(regions) == {("", "a"), ("a", "b")} | {("", n) for n in NAMES if n != "b"}
+    for (parent, name), region in regions.items():
+        if name != "a":
+            assert barriers(document, region["id"]) == 2 * NAMES[name], (parent, name)
+    assert (regions[("", "a/b")]["path"], regions[("a", "b")]["path"]) == ("a\\/b", "a/b")
+    assert regions[("", "")]["path"] == "\\e"  # not "", the whole program's
+    assert len({region["path"] for region in document["regions"]}) == len(document["regions"])
+    html = write_profile_report(document, tmp_path, tmp_path / "p.html").read_text()
+    assert "&lt;script&gt;" in html and "&lt;/script&gt;" in html
+    assert "<script" not in html and "</script" not in html  # the report itself has no script
+
+
+@pytest.mark.parametrize("np_, depth", [(4, 100), (2, MAX_DEPTH + 1)])
+def test_nesting_deeper_than_the_stack_is_counted_not_misattributed(tmp_path, np_, depth):
+    ranks, profile = run_hostile(tmp_path, np_, "deep", str(depth))
+    overflowed = depth - MAX_DEPTH
+    for rank in ranks:
+        assert [r["name"] for r in rank["regions"]] == [""] + [
+            f"level{level}" for level in range(1, MAX_DEPTH + 1)
+        ]
+        assert rank["region_errors"] == {
+            "regions_full": 0,
+            "unbalanced_pops": 0,
+            "mismatched_pops": 0,
+            "too_deep": overflowed,
+        }
+    assert profile["region_errors"]["too_deep"] == np_ * overflowed
+    assert profile["region_errors"]["mismatched_pops"] == 0
+    innermost = next(r for r in profile["regions"] if r["name"] == f"level{MAX_DEPTH}")
+    assert barriers(profile, innermost["id"]) == np_ and innermost["entries"] == np_
+    assert barriers(profile, 0) == np_  # the one after every region is left
+    texts = [w.text for w in profile_warnings(profile)]
+    assert any(f"{np_ * overflowed} MPI_Pcontrol(1, ...) nested deeper than" in t for t in texts)
+
+
+def test_a_full_region_table_counts_its_regions_in_the_enclosing_one(tmp_path):
+    many = MAX_REGIONS + 6
+    ranks, profile = run_hostile(tmp_path, 2, "many", str(many))
+    full = many + 1 - (MAX_REGIONS - 1)  # "outer" takes one slot
+    for rank in ranks:
+        errors = rank["region_errors"]
+        assert (errors["regions_full"], errors["mismatched_pops"]) == (full, 0)
+        outer = next(r for r in rank["regions"] if r["name"] == "outer")
+        assert outer["entries"] == 1  # left once: the regions that found no slot are not it
+    outer = next(r for r in profile["regions"] if r["name"] == "outer")
+    assert barriers(profile, outer["id"]) == 2 * full and outer["entries"] == 2
