@@ -124,11 +124,14 @@ def test_a_malformed_profile_is_one_sentence(cli, tmp_path, case):
 
 def test_a_file_that_is_not_utf8_is_one_sentence(cli, tmp_path):
     path = tmp_path / "ipm-profile.json"
-    path.write_bytes(json.dumps(profile_document()).replace("./app", "\xff").encode("latin-1"))
+    data = json.dumps(profile_document()).replace("./app", "\xff").encode("latin-1")
+    path.write_bytes(data)
     result = cli("report", "--profile", str(path))
     assert (result.code, result.err) == (
         2,
-        f"perfatlas: {path} is not a text file: the file is corrupted\n",
+        f"perfatlas: profile document {path} is not UTF-8 text (byte 0xff at offset "
+        f"{data.index(0xFF)}): "
+        "save it as UTF-8\n",
     )
 
 
@@ -137,7 +140,8 @@ def test_a_fifo_is_refused_not_waited_on(cli, tmp_path):
     result = cli("report", "--profile", str(tmp_path))
     assert (result.code, result.err) == (
         2,
-        f"perfatlas: {tmp_path}/ipm-rank-0.json is not a regular file\n",
+        f"perfatlas: profile document {tmp_path}/ipm-rank-0.json is not a regular file (a "
+        "FIFO): give a text file\n",
     )
 
 

@@ -24,8 +24,9 @@ _KINDS = (
 )
 
 
-def read_text_file(path: str | Path, what: str) -> str:
-    """The text of `path` (a `what`: 'suite', 'scenario', 'hostfile'), else UserError."""
+def read_text_file(path: str | Path, what: str, limit: int = MAX_TEXT_BYTES) -> str:
+    """The text of `path` (a `what`: 'suite', 'scenario', 'hostfile', 'profile document'), at
+    most `limit` bytes, else UserError."""
     try:  # O_NONBLOCK: opening a FIFO does not wait for a writer; a regular file ignores it
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as error:
@@ -35,19 +36,19 @@ def read_text_file(path: str | Path, what: str) -> str:
         if not stat.S_ISREG(info.st_mode):
             kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a file")
             raise UserError(f"{what} {path} is not a regular file ({kind}): give a text file")
-        if info.st_size > MAX_TEXT_BYTES:
+        if info.st_size > limit:
             raise UserError(
-                f"{what} {path} is {info.st_size} bytes, more than the {MAX_TEXT_BYTES // 2**20} "
+                f"{what} {path} is {info.st_size} bytes, more than the {limit // 2**20} "
                 f"MiB a {what} may be"
             )
         with os.fdopen(os.dup(fd), "rb") as file:
-            data = file.read(MAX_TEXT_BYTES + 1)
+            data = file.read(limit + 1)
     except OSError as error:
         raise UserError(f"cannot read {what} {path}: {error.strerror}") from None
     finally:
         os.close(fd)
-    if len(data) > MAX_TEXT_BYTES:  # it grew while being read
-        raise UserError(f"{what} {path} is more than {MAX_TEXT_BYTES // 2**20} MiB")
+    if len(data) > limit:  # it grew while being read
+        raise UserError(f"{what} {path} is more than {limit // 2**20} MiB")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:

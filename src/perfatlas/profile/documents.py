@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import math
-import stat
 from pathlib import Path
 from typing import Any
 
 from perfatlas.errors import UserError
+from perfatlas.text_file import read_text_file
 
 PROFILE_SCHEMA = "perfatlas.ipm/1"
 RANK_SCHEMA = "perfatlas.ipm-rank/1"
@@ -296,20 +296,7 @@ def read_json(path: Path) -> Any:
     """The JSON document in `path`, else one sentence: unreadable, not a regular file, larger
     than any profile, not UTF-8, not JSON, nested deeper than Python parses, or a number with more
     digits than Python converts."""
-    try:
-        status = path.stat()
-        if not stat.S_ISREG(status.st_mode):
-            raise UserError(f"{path} is not a regular file")
-        if status.st_size > MAX_BYTES:
-            raise UserError(
-                f"{path} is {status.st_size / 2**20:.0f} MiB, larger than any perfatlas-ipm "
-                f"document ({MAX_BYTES // 2**20} MiB at most)"
-            )
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise UserError(f"cannot read {path}: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{path} is not a text file: the file is corrupted") from None
+    text = read_text_file(path, "profile document", MAX_BYTES)
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
