@@ -4,6 +4,7 @@ much to whom, and the message sizes."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from datetime import UTC, datetime
 
@@ -38,15 +39,24 @@ def percent(part: float | None, whole: float | None) -> str:
     return f"{100 * part / whole:.1f} %" if part is not None and whole else "-"
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _visible(name: str) -> str:
+    """A name as drawn: a control character (a tab, a newline) written as its escape, \\x09."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", name)
+
+
 def region_labels(document: dict) -> dict[int, str]:
-    """Region id -> its names from the outermost, as given (escaped for HTML only when drawn),
-    joined by " > ": "a/b" at the top level and "a" > "b" read differently."""
+    """Region id -> its names from the outermost, as given (escaped for HTML only when drawn,
+    control characters shown as escapes), joined by " > ": "a/b" at the top level and "a" > "b"
+    read differently."""
     regions = {region["id"]: region for region in document["regions"]}
 
     def names(region: dict) -> list[str]:
         chain = []
         while region["parent"] is not None and len(chain) < len(regions):  # a tree (documents)
-            chain.append(region["name"] or '""')
+            chain.append(_visible(region["name"]) or '""')
             region = regions[region["parent"]]
         return chain[::-1]
 
