@@ -37,23 +37,27 @@ def _figure(matrix: CoreMatrix, levels: list[Level], order: list[int]) -> str:
             annotate=(lambda v: f"{v:.3g}") if n <= 8 else None,
         )
         at = {cpu: i for i, cpu in enumerate(order)}
+        outlined = False
         for k, level in enumerate(levels):
             color = plots.COLORS[(k + 1) % len(plots.COLORS)]
-            for group in (g for g in level.groups if 1 < len(g) < n):
+            drawn = [g for g in level.groups if 1 < len(g) < n]
+            for group in drawn:
                 first = min(at[cpu] for cpu in group)
                 ax.add_patch(
                     Rectangle((first - 0.5, first - 0.5), len(group), len(group), fill=False,
                               edgecolor=color, linewidth=1.2 + 0.6 * k)
                 )  # fmt: skip
-            ax.plot([], [], color=color, label=f"level {k + 1}: {level.name}")
+            if drawn:
+                ax.plot([], [], color=color, label=f"level {k + 1}: {level.name}")
+                outlined = True
         ticks = ax.get_xticks()
         labels = [str(order[int(t)]) for t in ticks if 0 <= t < n]
         ax.set_xticks(ticks[: len(labels)], labels)
         ax.set_yticks(ticks[: len(labels)], labels)
         ax.set_xlabel("CPU (PU), grouped")
         ax.set_ylabel("CPU (PU), grouped")
-        if any(1 < len(g) < n for level in levels for g in level.groups):
-            plots.legend_below(ax, ncol=1)
+        if outlined:
+            ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.09), frameon=False)
         fig.tight_layout()
         return plots.to_svg(fig)
 

@@ -19,7 +19,7 @@ def core_to_core_table(data: RunData) -> Table | None:
         return None
     n = len(matrix.cpus)
     table = titled_table(
-        f"core-to-core latency ({len(matrix.pairs)} pairs of {n} CPUs, one-way)",
+        f"core-to-core latency, one-way ({len(matrix.pairs)} pair(s) of {n} CPUs)",
         "level",
         "pair medians",
         "pairs",
