@@ -71,6 +71,12 @@ static hwloc_obj_t numa_node_of(hwloc_topology_t topo, unsigned pu)
     return best;
 }
 
+static long long ancestor_index(hwloc_topology_t topo, hwloc_obj_type_t type, hwloc_obj_t pu)
+{
+    hwloc_obj_t above = hwloc_get_ancestor_obj_by_type(topo, type, pu);
+    return above ? (long long)above->logical_index : -1;
+}
+
 static void write_pus(pa_json *json, hwloc_topology_t topo)
 {
     pa_json_key(json, "pus");
@@ -85,6 +91,11 @@ static void write_pus(pa_json *json, hwloc_topology_t topo)
         pa_json_key_int(json, "core", core ? (long long)core->logical_index : -1);
         pa_json_key_int(json, "package", package ? (long long)package->logical_index : -1);
         pa_json_key_int(json, "numa_node", node ? (long long)node->os_index : -1);
+        /* the caches and die it shares with other PUs (cpu.core_to_core checks its groups
+         * against them): hwloc logical indices, -1 where there is none */
+        pa_json_key_int(json, "l2", ancestor_index(topo, HWLOC_OBJ_L2CACHE, pu));
+        pa_json_key_int(json, "l3", ancestor_index(topo, HWLOC_OBJ_L3CACHE, pu));
+        pa_json_key_int(json, "die", ancestor_index(topo, HWLOC_OBJ_DIE, pu));
         pa_json_end_object(json);
     }
     pa_json_end_array(json);

@@ -8,6 +8,9 @@ On top of that, per benchmark:
   sample, which is min_sample_time or one pass over the working set where that is longer, plus
   the set-up of the buffer (allocation, first touch, building a pointer chain);
 - noise: its duration;
+- cpu.core_to_core: per pair (n(n-1)/2 of n CPUs, n-1 with pairs=first) and direction the
+  samples, and the calibration (three sessions per growth step: about CORE_TO_CORE_CALIBRATION
+  samples), of min_sample_time;
 - comm.*: per measured point (a message size, a pair, a process count) the samples, warm-up and
   calibration (about 4 more samples) of min_sample_time, capped by time_limit (native/comm/comm.c
   cuts the samples to fit time_limit);
@@ -36,6 +39,7 @@ APP_SECONDS_PER_UNKNOWN = 5e-6  # app.spsolve, app.sweep: per unknown or cell an
 DENSE_FLOPS_PER_S = 10e9  # app.madbench: ScaLAPACK on a few cores
 APP_SPMV_POINTS = 8  # app.spmv: reads and writes, element-wise and replicated, and the kernels
 CALIBRATION_SAMPLES = 4  # comm: warm-up and batch calibration, in samples
+CORE_TO_CORE_CALIBRATION = 6  # cpu.core_to_core: a pair's calibration, in samples
 
 
 def launch_seconds(name: str, params: dict[str, Any], machine: Machine, mpi: bool) -> float:
@@ -51,6 +55,7 @@ def launch_seconds(name: str, params: dict[str, Any], machine: Machine, mpi: boo
         "mem": _memory,
         "parbench": _memory,
         "noise": lambda n, p, m: float(p.get("duration") or 0),
+        "cpu": _cpu,
         "comm": _comm,
         "app": _app,
     }.get(family, _memory)
@@ -77,6 +82,16 @@ def _memory(name: str, params: dict[str, Any], machine: Machine) -> float:
     setup = (size + load) / SETUP_BYTES_PER_S
     sample = max(float(params.get("min_sample_time") or 0.02), one_pass) + load / STREAM_BYTES_PER_S
     return setup + points * (_samples(params) + 1) * sample
+
+
+def _cpu(name: str, params: dict[str, Any], machine: Machine) -> float:
+    if name != "cpu.core_to_core":
+        return _memory(name, params, machine)
+    n = len(params.get("cpus") or machine.pus)
+    pairs = n - 1 if params.get("pairs") == "first" else n * (n - 1) // 2
+    directions = 1 if params.get("directions") == "one" else 2
+    sample = float(params.get("min_sample_time") or 2e-4)
+    return pairs * (directions * _samples(params, 15) + CORE_TO_CORE_CALIBRATION) * sample
 
 
 def _comm_points(name: str, params: dict[str, Any]) -> int:
