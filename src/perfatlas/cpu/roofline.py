@@ -249,7 +249,7 @@ def _sweep(point: Point) -> ProxyPoint | None:
         flops,
         float(roof["bytes_min"]),
         float(roof["bytes_max"]),
-        _estimate([flops / s for s in solve.samples]),
+        _estimate([flops / s for s in solve.samples if s > 0] or [0.0]),
         str(roof.get("bytes_model", "")),
     )
 
@@ -262,7 +262,7 @@ def proxy_points(results: list[Result]) -> list[ProxyPoint]:
     found = []
     for benchmark, place in PROXIES.items():
         found += [p for p in (place(point) for point in points(results, benchmark)) if p]
-    return found
+    return [p for p in found if min(p.flops, p.bytes_min, p.bytes_max, p.rate.median) > 0]
 
 
 # -- the roofline ---------------------------------------------------------------------------------
