@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from perfatlas.cpu.roofline import MEMORY, PROXIES, PROXY_PRECISION
+from perfatlas.cpu.roofline import BANDWIDTH, MEMORY, PROXIES, PROXY_PRECISION
 from perfatlas.cpu.section_roofline import estimate_text, points_rows, run_roofline, scopes
 from perfatlas.report.common import number
 from perfatlas.report.data import RunData
@@ -13,7 +13,9 @@ from perfatlas.summary_tables import summary_table
 from perfatlas.views import titled_table
 
 
-@summary_table("roofline", 36, ("cpu.peakflops", *PROXIES))
+# A run with cpu.peakflops and no mem.bandwidth has no roofline to print: the table is built for
+# runs that measured a bandwidth series or a proxy (and says what else is missing).
+@summary_table("roofline", 36, (BANDWIDTH, *PROXIES))
 def roofline_table(data: RunData) -> Table | None:
     roof = run_roofline(data)
     if not roof.compute and not roof.points:
