@@ -97,6 +97,7 @@ def machine_documents() -> list[dict]:
     for op, rates in L1.items():
         docs += [bandwidth(op, size, 1, r) for size, r in zip((8 * KiB, 16 * KiB), rates)]
     docs.append(bandwidth("triad", 32 * KiB, 1, 1e12))  # a transition point: in no level
+    docs.append(bandwidth("copy", 256 * KiB, 1, 90e9))  # L2: a plateau of one working set
     for threads, rates in ((1, MEMORY_1), (2, MEMORY_2)):
         sizes = (32 * MiB, 64 * MiB, 128 * MiB)
         docs += [bandwidth("triad", s, threads, r) for s, r in zip(sizes, rates)]
@@ -158,7 +159,14 @@ def test_ceilings_are_the_stored_medians(tmp_path):
     memory = roof.ceiling("memory", 1)
     assert (memory.rate.median, memory.rate.lo, memory.rate.hi) == (21e9, 20e9, 22e9)
     assert roof.ceiling("memory", 2).rate.median == 31e9
-    assert roof.ceiling("L2", 1) is None  # not measured: no ceiling is made up
+    l2 = roof.ceiling("L2", 1)  # one point: its own samples' median and interval
+    assert (l2.op, l2.rate.median, l2.rate.lo, l2.rate.hi) == (
+        "copy",
+        90e9,
+        90e9 * 0.98,
+        90e9 * 1.01,
+    )
+    assert roof.ceiling("L2", 2) is None  # not measured: no ceiling is made up
     assert all(c.rate.median < 1e12 for c in roof.bandwidth)  # the transition point is in none
 
 

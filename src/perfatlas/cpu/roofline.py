@@ -13,11 +13,13 @@ intensity = flops / bytes of memory traffic. Here:
   caches add up, a shared one does not); W belongs to the first level that holds it FIT times
   over and that the level below holds less than 1/SPILL of (a transition point belongs to no
   level), and to memory when it is MEMORY_FACTOR times the largest cache level's capacity, as in
-  analysis_levels, the last level's size being the effective LLC where the run measured one. A level's ceiling is the best operation's plateau: the median of its points'
-  medians, with the distribution-free 95 % interval of that median (stats.summarize).
+  analysis_levels, the last level's size being the effective LLC where the run measured one.
+  A level's ceiling is the best operation's plateau: the median of its points' medians, with the
+  distribution-free 95 % interval of that median (stats.summarize); a plateau of one working set
+  has that point's own median and interval.
 - Ridge point: peak / bandwidth, the intensity where a level's diagonal meets the peak.
 - Proxies: each places a measured rate at the intensity its document DECLARES (flops and bytes,
-  native/apps/*): app.spmv's CSR kernel (2 flops per nonzero; compulsory bytes 12 nnz + 20 n,
+  native/apps/*): app.spmv's CSR kernel (2 flops per nonzero; compulsory bytes 12 nnz + 20 n + 4,
   Williams et al., SC07), app.madbench's W phase (2 npix^3 flops and 24 npix^2 bytes per bin),
   app.sweep (13 flops per cell-angle; 24 B per cell per iteration). Compulsory traffic gives the
   highest intensity; the no-reuse traffic the document also declares gives the lowest. The bound
@@ -180,15 +182,19 @@ def bandwidth_ceilings(
         plateaus.setdefault((level, threads, op), []).append(r)
     best: dict[tuple[str, int], BandwidthCeiling] = {}
     for (level, threads, op), found in plateaus.items():
-        summary = summarize([r.median for r in found])
+        if len(found) == 1:  # one working set on the plateau: its own samples' interval
+            rate = Estimate.of(found[0])
+        else:
+            summary = summarize([r.median for r in found])
+            rate = Estimate(summary.median, summary.ci_lo, summary.ci_hi)
         ceiling = BandwidthCeiling(
             level,
             threads,
             op,
-            Estimate(summary.median, summary.ci_lo, summary.ci_hi),
+            rate,
             tuple(sorted(r.params["bytes"] for r in found)),
         )
-        if (level, threads) not in best or summary.median > best[level, threads].rate.median:
+        if (level, threads) not in best or rate.median > best[level, threads].rate.median:
             best[level, threads] = ceiling
     order = level_names(caches)
     return sorted(best.values(), key=lambda c: (c.threads, order.index(c.level)))
