@@ -335,6 +335,21 @@ static void write_costs(pa_json *json, const setup *s, const pa_pipeline *p, con
         "2 npix^2 + nbin (3 npix^2 + npix) + nbin (nbin + 1) npix^2",
     };
     key_strings(json, "flops_definition", formulas);
+    /* The W phase on the roofline (Williams, Waterman & Patterson, CACM 2009): per bin one
+     * pdgemm W_b = D^-1 dS/dC_b of order npix, 2 npix^3 flops; its compulsory memory traffic
+     * reads the two factors and writes the product once (beta = 0: C is not read), 3 x 8 npix^2
+     * bytes, write-allocate not counted as in mem.bandwidth. */
+    double npix = s->npix;
+    pa_json_key(json, "roofline");
+    pa_json_begin_object(json);
+    pa_json_key_string(json, "phase", "W");
+    pa_json_key_double(json, "flops", flops[PA_W]);
+    pa_json_key_double(json, "bytes", 24.0 * s->nbin * npix * npix);
+    pa_json_key_string(json, "bytes_model",
+                       "per repetition, all ranks: 8 npix^2 B of D^-1 and of dS/dC_b read, 8 "
+                       "npix^2 B of W_b written, per bin (compulsory traffic of each pdgemm); "
+                       "write-allocate and the file I/O not counted");
+    pa_json_end_object(json);
     key_phases(json, "bytes_read", p->bytes_read);
     key_phases(json, "bytes_written", p->bytes_written);
     pa_json_key_string(json, "bytes_definition", "per repetition, all ranks together");

@@ -340,6 +340,42 @@ static void write_grid(pa_json *json, const pa_solver *s, const pa_world *world)
     pa_json_key_int(json, "source_cells", s->source_cells);
 }
 
+/* Declared counts for the roofline (Williams, Waterman & Patterson, CACM 2009), per cell, direction
+ * and iteration of the diamond-difference update in block.c (the set-to-zero fixup not counted):
+ *   flops 13: psi = (s + cx in_x + cy in_y + cz in_z) / (sigma_t + cx + cy + cz) is 3 mul + 3 add
+ *             + 1 mul (the reciprocal is per angle); out = 2 psi - in is 1 mul + 3 sub; phi +=
+ *             w psi is 1 mul + 1 add.
+ *   bytes     the cell arrays source (read) and phi (read and written), 24 B, with the face fluxes
+ *             in cache: compulsory (bytes_min) once per cell and iteration, every direction then
+ *             reusing them in cache; without reuse between directions (bytes_max) once per cell
+ *             and direction. Write-allocate not counted, as in mem.bandwidth. */
+enum {
+    FLOPS_PER_CELL_ANGLE = 13,
+    CELL_ARRAY_BYTES = 24
+};
+
+static void write_roofline(pa_json *json, const pa_solver *s, const pa_world *world)
+{
+    double cells = (double)s->cells * world->size, directions = 8.0 * s->quadrature.per_octant;
+    double iterations = s->iterations;
+    pa_json_key(json, "roofline");
+    pa_json_begin_object(json);
+    pa_json_key_int(json, "flops_per_cell_angle", FLOPS_PER_CELL_ANGLE);
+    pa_json_key_double(json, "flops_per_solve",
+                       FLOPS_PER_CELL_ANGLE * cells * directions * iterations);
+    pa_json_key_double(json, "bytes_min", CELL_ARRAY_BYTES * cells * iterations);
+    pa_json_key_double(json, "bytes_max", CELL_ARRAY_BYTES * cells * directions * iterations);
+    pa_json_key_string(json, "flops_model",
+                       "13 per cell, direction and iteration (diamond difference: psi 7, "
+                       "outgoing fluxes 4, phi accumulation 2); the fixup's are not counted");
+    pa_json_key_string(json, "bytes_model",
+                       "per solve, all ranks: 8 B source read + 8 B phi read + 8 B phi written "
+                       "per cell, once per iteration (bytes_min, compulsory: the directions "
+                       "reuse them in cache) to once per direction (bytes_max, no reuse); face "
+                       "fluxes in cache, write-allocate not counted");
+    pa_json_end_object(json);
+}
+
 static void write_derived(pa_json *json, const pa_args *args, const pa_solver *s, const outcome *o,
                           const pa_world *world)
 {
@@ -378,6 +414,7 @@ static void write_derived(pa_json *json, const pa_args *args, const pa_solver *s
                            "time of the same subgrid)");
     }
     pa_json_key_int(json, "repetitions", o->repeat);
+    write_roofline(json, s, world);
     write_balance(json, b);
     pa_json_key(json, "flux");
     pa_json_begin_object(json);

@@ -10,7 +10,7 @@ local_transposed for y = A^T x).
 
 Roofline: bytes per product between bytes_min (x read once per distinct column a rank touches)
 and bytes_max (x read once per nonzero), with 8 B value + 4 B column index per nonzero and 8 B y
-+ 4 B row pointer per row, write-allocate not counted; 2 flops per nonzero. The bound is intensity
++ 4 B row pointer per row (rows + 1 per rank), write-allocate not counted; 2 flops per nonzero. The bound is intensity
 x bandwidth, intensity = 2 nnz / bytes; the fraction of the bound uses the stored median rate.
 """
 

@@ -206,7 +206,7 @@ def _roofline_figure(roofs: list[analysis_spmv.Roofline]) -> Figure | None:
         svg,
         "Node-level CSR y = A x (threads per rank, all ranks at once) against the memory "
         "roofline. Bytes per product: 8 B value + 4 B column index per nonzero, 8 B y + 4 B row "
-        "pointer per row, and x between 8 B per distinct column a rank touches (perfect reuse: "
+        "pointer per row (rows + 1 per rank), and x between 8 B per distinct column a rank touches (perfect reuse: "
         "the right end of a segment) and 8 B per nonzero (no reuse: the left end); "
         f"{_range([b for pair in per_nonzero for b in pair])} bytes per nonzero here; "
         "write-allocate not counted. The measured rate (median, 95 % CI) is drawn across that "
