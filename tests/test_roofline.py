@@ -1,4 +1,4 @@
-"""The roofline from stored results (perfatlas.cpu.roofline): ceilings exact from known stored
+"""The roofline from stored results (perfatlas.cpu.analysis_roofline): ceilings exact from known stored
 values, ridge points, the working-set-to-level assignment, each proxy's arithmetic intensity
 exact against the formula of its declared counts (real documents of pa-spmv, pa-madbench and
 pa-sweep), the missing-input sentences, the report section and the terminal table, and one run
@@ -17,7 +17,7 @@ from mpi_helpers import mpirun
 from test_report_apps import section_html, table_with
 
 from perfatlas.benchmarks import all_benchmarks
-from perfatlas.cpu import roofline as rl
+from perfatlas.cpu import analysis_roofline as rl
 from perfatlas.native import bin_dir, executable
 from perfatlas.report import render_report
 from perfatlas.report.data import RunData

@@ -1,11 +1,11 @@
-"""The roofline (perfatlas.cpu.roofline): compute and bandwidth ceilings at 1 thread and at all,
+"""The roofline (perfatlas.cpu.analysis_roofline): compute and bandwidth ceilings at 1 thread and at all,
 the proxies' measured points at their declared intensity, and the tables behind the plot."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from perfatlas.cpu.roofline import (
+from perfatlas.cpu.analysis_roofline import (
     BANDWIDTH,
     MEMORY,
     PEAKFLOPS,

@@ -1,11 +1,11 @@
 """The roofline in the terminal summary: the peaks, the memory bandwidth and ridge point at 1
-thread and at all, then each proxy point against its bound (perfatlas.cpu.roofline)."""
+thread and at all, then each proxy point against its bound (perfatlas.cpu.analysis_roofline)."""
 
 from __future__ import annotations
 
 from rich.table import Table
 
-from perfatlas.cpu.roofline import BANDWIDTH, MEMORY, PROXIES, PROXY_PRECISION
+from perfatlas.cpu.analysis_roofline import BANDWIDTH, MEMORY, PROXIES, PROXY_PRECISION
 from perfatlas.cpu.section_roofline import estimate_text, points_rows, run_roofline, scopes
 from perfatlas.report.common import number
 from perfatlas.report.data import RunData
