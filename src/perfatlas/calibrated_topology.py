@@ -1,0 +1,219 @@
+"""A calibrated topology (perfatlas export RUN --format hwloc): the run's hwloc topology with the
+memory latency and bandwidth it measured as hwloc memory attributes (memattrs, hwloc >= 2.3).
+
+hwloc's own memattrs come from firmware (ACPI HMAT) where it has any; these are measured. Each
+figure is one stored result's median, in hwloc's units (hwloc/memattrs.h): Latency in ns,
+Bandwidth, ReadBandwidth and WriteBandwidth in MiB/s, rounded to the integers hwloc stores. The
+initiator is the cpuset of the PUs the figure was measured from (the document's placement), the
+target the NUMA node holding the memory. Which results (docs/guide/calibrated-topology.md):
+- mem.latency, one thread: Latency, at the largest working set that is memory's (at least
+  MEMORY_FACTOR times the largest cache, analysis_levels' test for the memory plateau);
+- mem.bandwidth at such a working set: op=triad as Bandwidth (STREAM's headline figure, reads and
+  writes 2:1), op=read as ReadBandwidth, op=write as WriteBandwidth; normal stores before
+  non-temporal ones, 4 KiB pages before huge pages;
+- mem.numa_matrix, every CPU node to every memory node: Latency and (a read kernel) ReadBandwidth,
+  where mem.latency or mem.bandwidth gave none for the same initiator and target.
+Where each value came from is written beside it: a PerfatlasMeasured info on the target NUMA node,
+and PerfatlasRun (and friends) on the root object.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from perfatlas import __version__
+from perfatlas.errors import UserError
+from perfatlas.memory.analysis_levels import MEMORY_FACTOR, hwloc_caches
+from perfatlas.native import run_json
+from perfatlas.store import Result, Store, pool_launches
+from perfatlas.units import format_cpu_list, format_size
+
+MIB = 2**20
+BANDWIDTH_OPS = {"triad": "Bandwidth", "read": "ReadBandwidth", "write": "WriteBandwidth"}
+MATRIX_ATTRIBUTES = {"latency_ns": "Latency", "bandwidth_Bps": "ReadBandwidth"}
+UNITS = {"Latency": "ns", "Bandwidth": "MiB/s", "ReadBandwidth": "MiB/s", "WriteBandwidth": "MiB/s"}
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One memory attribute value: from the PUs `initiator` to NUMA node `target`."""
+
+    attribute: str  # hwloc memattr name
+    initiator: tuple[int, ...]  # OS indices of the PUs that measured it
+    target: int  # OS index of the NUMA node
+    value: int  # in hwloc's unit (UNITS)
+    result: Result
+
+    @property
+    def key(self) -> tuple:
+        return (self.attribute, self.initiator, self.target)
+
+    def provenance(self, run_id: int) -> str:
+        r = self.result
+        shown = ", ".join(
+            f"{k}={format_size(v) if k.endswith('bytes') else v}"
+            for k, v in sorted(r.params.items())
+            if k not in ("samples", "min_sample_time", "seed")
+        )
+        return (
+            f"{self.attribute}={self.value} {UNITS[self.attribute]} from cpus "
+            f"{format_cpu_list(list(self.initiator))}: median of {len(r.samples)} samples of "
+            f"{r.benchmark} {r.metric} (run {run_id}, result {r.id}; {shown})"
+        )
+
+
+def to_hwloc_unit(attribute: str, median: float) -> int:
+    """ns stay ns; byte/s become MiB/s (hwloc's bandwidth unit); rounded to hwloc's integers."""
+    return round(median if attribute == "Latency" else median / MIB)
+
+
+def measured_cpus(result: Result) -> tuple[int, ...]:
+    """The PUs the threads ran on: the placement the executable wrote, else the cpus asked for."""
+    threads = (result.document.get("placement") or {}).get("threads") or []
+    cpus = [t["cpu_requested"] for t in threads if t.get("cpu_requested") is not None]
+    return tuple(cpus or [int(c) for c in result.params.get("cpus") or []])
+
+
+def _target(result: Result, cpus: tuple[int, ...], node_of: dict[int, int]) -> int | None:
+    """The NUMA node of the memory: node=K, or the threads' common local node (first touch)."""
+    node = str(result.params.get("node", "local"))
+    if node.isdigit():
+        return int(node)
+    local = {node_of.get(cpu) for cpu in cpus}
+    return local.pop() if node == "local" and len(local) == 1 and None not in local else None
+
+
+def _memory_level(result: Result, largest_cache: int) -> bool:
+    return int(result.params.get("bytes") or 0) >= MEMORY_FACTOR * largest_cache
+
+
+def _preference(result: Result) -> tuple:
+    """Among results for one (attribute, initiator, target): the page chain, normal stores and
+    4 KiB pages first, then the largest working set."""
+    p = result.params
+    return (
+        p.get("chain", "page") != "page",
+        p.get("store", "normal") != "normal",
+        int(p.get("page") or 4096) != 4096,
+        -int(p.get("bytes") or 0),
+    )
+
+
+def memory_figures(topology: dict, results: list[Result]) -> list[Figure]:
+    """Every memory attribute value the results give (module docstring: which and why)."""
+    node_of = {pu["os_index"]: pu["numa_node"] for pu in topology["pus"]}
+    largest = max((c.size_bytes for c in hwloc_caches(topology)), default=0)
+    chosen: dict[tuple, tuple[tuple, Figure]] = {}
+    for r in results:
+        if not r.samples or r.median is None or r.not_measurable:
+            continue
+        attribute = None
+        if r.benchmark == "mem.latency" and r.metric == "latency_ns":
+            single = len(r.params.get("cpus") or [0]) == 1
+            attribute = "Latency" if single and _memory_level(r, largest) else None
+        elif r.benchmark == "mem.bandwidth" and r.metric == "bandwidth_Bps":
+            attribute = BANDWIDTH_OPS.get(r.params.get("op")) if _memory_level(r, largest) else None
+        if attribute is None:
+            continue
+        cpus = measured_cpus(r)
+        target = _target(r, cpus, node_of)
+        if not cpus or target is None:
+            continue
+        figure = Figure(
+            attribute, tuple(sorted(cpus)), target, to_hwloc_unit(attribute, r.median), r
+        )
+        if figure.key not in chosen or _preference(r) < chosen[figure.key][0]:
+            chosen[figure.key] = (_preference(r), figure)
+    for r in results:  # the matrix fills what the dedicated benchmarks left open
+        if r.benchmark != "mem.numa_matrix" or r.metric not in MATRIX_ATTRIBUTES:
+            continue
+        if not r.samples or r.median is None or r.not_measurable:
+            continue
+        attribute = MATRIX_ATTRIBUTES[r.metric]
+        figure = Figure(
+            attribute,
+            tuple(sorted(measured_cpus(r))),
+            int(r.params["mem_node"]),
+            to_hwloc_unit(attribute, r.median),
+            r,
+        )
+        if figure.initiator and figure.key not in chosen:
+            chosen[figure.key] = ((), figure)
+    return sorted((f for _, f in chosen.values()), key=lambda f: f.key)
+
+
+def values_lines(figures: list[Figure], run: dict) -> list[str]:
+    """pa-hwloc-export's values file (native/topology/hwloc_export.c): the values, then where
+    each came from."""
+    lines = [
+        "\t".join(
+            ("value", f.attribute, format_cpu_list(list(f.initiator)), str(f.target), str(f.value))
+        )
+        for f in figures
+    ]
+    root = {
+        "PerfatlasRun": str(run["id"]),
+        "PerfatlasRunStarted": str(run["started"]),
+        "PerfatlasFingerprint": str(run["fingerprint"]),
+        "PerfatlasVersion": __version__,
+        "PerfatlasMemattrs": "Latency in ns, Bandwidth/ReadBandwidth/WriteBandwidth in MiB/s: "
+        "medians measured by perfatlas (each node's PerfatlasMeasured infos say which)",
+    }
+    lines += [f"info\troot\t{name}\t{_one_line(value)}" for name, value in root.items()]
+    lines += [
+        f"info\t{f.target}\tPerfatlasMeasured\t{_one_line(f.provenance(run['id']))}"
+        for f in figures
+    ]
+    return lines
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _run_topology_xml(store: Store, run: dict) -> str:
+    """The hwloc XML stored with the run; for a run stored before perfatlas kept it, this
+    machine's, if it is the machine the run measured (same fingerprint), else a refusal."""
+    from perfatlas.machine import Machine
+
+    xml = store.topology_xml(run["id"])
+    if xml:
+        return xml
+    machine = Machine.detect()
+    if machine.fingerprint != run["fingerprint"]:
+        raise UserError(
+            f"run {run['id']} was stored without its hwloc topology (before perfatlas kept it) "
+            "and this is not the machine it measured: export it there, or measure again"
+        )
+    print(
+        f"perfatlas: note: run {run['id']} was stored without its hwloc topology; using this "
+        "machine's, which has the run's fingerprint",
+        file=sys.stderr,
+    )
+    return machine.hwloc_xml()
+
+
+def write_calibrated_topology(store: Store, run_id: int, output: Path) -> list[Figure]:
+    """Write the run's topology with its measured memory attributes to `output` (hwloc XML)."""
+    run = store.run(run_id)
+    figures = memory_figures(run["topology"], pool_launches(store.results(run_id)))
+    if not figures:
+        raise UserError(
+            f"run {run_id} has no memory latency or bandwidth to write: measure mem.latency and "
+            f"mem.bandwidth (op=triad, read or write) at a working set of at least {MEMORY_FACTOR}x "
+            "the last-level cache, or mem.numa_matrix, first"
+        )
+    xml = _run_topology_xml(store, run)
+    with tempfile.TemporaryDirectory(prefix="perfatlas-hwloc-") as folder:
+        topology, values = Path(folder) / "topology.xml", Path(folder) / "values.tsv"
+        topology.write_text(xml)
+        values.write_text("\n".join(values_lines(figures, run)) + "\n")
+        run_json(
+            "pa-hwloc-export",
+            [f"values={values}", f"xml={output}"],
+            env={"HWLOC_XMLFILE": str(topology)},
+        )
+    return figures
