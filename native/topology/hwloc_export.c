@@ -59,8 +59,7 @@ static void set_value(hwloc_topology_t topo, char **field, const char *file, int
     unsigned long long value = strtoull(field[4], &end, 10); /* it would negate "-5" */
     if (errno || !isdigit((unsigned char)field[4][0]) || *end)
         pa_fail(2, "%s line %d: '%s' is not an unsigned integer", file, line, field[4]);
-    struct hwloc_location initiator = {.type = HWLOC_LOCATION_TYPE_CPUSET,
-                                       .location.cpuset = cpus};
+    struct hwloc_location initiator = {.type = HWLOC_LOCATION_TYPE_CPUSET, .location.cpuset = cpus};
     if (hwloc_memattr_set_value(topo, id, target, &initiator, 0, (hwloc_uint64_t)value))
         pa_fail(2, "%s line %d: hwloc refused %s=%llu from cpus %s to node %s: %s", file, line,
                 field[1], value, field[2], field[3], strerror(errno));
@@ -107,8 +106,8 @@ static counts apply_values(hwloc_topology_t topo, const char *file)
             add_info(topo, field, file, line);
             done.infos++;
         } else
-            pa_fail(2, "%s line %d: neither a 'value' line (5 fields) nor an 'info' line (4)",
-                    file, line);
+            pa_fail(2, "%s line %d: neither a 'value' line (5 fields) nor an 'info' line (4)", file,
+                    line);
     }
     fclose(in);
     return done;
