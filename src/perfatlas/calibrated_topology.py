@@ -7,7 +7,8 @@ Bandwidth, ReadBandwidth and WriteBandwidth in MiB/s, rounded to the integers hw
 initiator is the cpuset of the PUs the figure was measured from (the document's placement), the
 target the NUMA node holding the memory. Which results (docs/guide/calibrated-topology.md):
 - mem.latency, one thread: Latency, at the largest working set that is memory's (at least
-  MEMORY_FACTOR times the largest cache, analysis_levels' test for the memory plateau);
+  MEMORY_FACTOR times the last-level cache, analysis_levels' test for the memory plateau, with
+  the larger of hwloc's and the probed effective LLC);
 - mem.bandwidth at such a working set: op=triad as Bandwidth (STREAM's headline figure, reads and
   writes 2:1), op=read as ReadBandwidth, op=write as WriteBandwidth; normal stores before
   non-temporal ones, 4 KiB pages before huge pages;
@@ -102,10 +103,19 @@ def _preference(result: Result) -> tuple:
     )
 
 
-def memory_figures(topology: dict, results: list[Result]) -> list[Figure]:
+def last_level_cache(run: dict) -> int:
+    """The larger of hwloc's largest cache and the effective LLC the run probed: a working set
+    twice it is memory's under either view (a VM's probe can find far less than hwloc's L3 while
+    much of it still serves, and the reverse)."""
+    llc = (run.get("context") or {}).get("llc") or {}
+    hwloc = max((c.size_bytes for c in hwloc_caches(run["topology"])), default=0)
+    return max(hwloc, int(llc.get("effective_bytes") or 0))
+
+
+def memory_figures(run: dict, results: list[Result]) -> list[Figure]:
     """Every memory attribute value the results give (module docstring: which and why)."""
-    node_of = {pu["os_index"]: pu["numa_node"] for pu in topology["pus"]}
-    largest = max((c.size_bytes for c in hwloc_caches(topology)), default=0)
+    node_of = {pu["os_index"]: pu["numa_node"] for pu in run["topology"]["pus"]}
+    largest = last_level_cache(run)
     chosen: dict[tuple, tuple[tuple, Figure]] = {}
     for r in results:
         if not r.samples or r.median is None or r.not_measurable:
@@ -199,7 +209,7 @@ def _run_topology_xml(store: Store, run: dict) -> str:
 def write_calibrated_topology(store: Store, run_id: int, output: Path) -> list[Figure]:
     """Write the run's topology with its measured memory attributes to `output` (hwloc XML)."""
     run = store.run(run_id)
-    figures = memory_figures(run["topology"], pool_launches(store.results(run_id)))
+    figures = memory_figures(run, pool_launches(store.results(run_id)))
     if not figures:
         raise UserError(
             f"run {run_id} has no memory latency or bandwidth to write: measure mem.latency and "
