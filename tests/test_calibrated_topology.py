@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import re
 import shutil
 import sqlite3
 import subprocess
@@ -14,10 +13,11 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
+from hwloc_memattrs import lstopo_memattrs
 
 from perfatlas.cli import main
 from perfatlas.machine import Machine
-from perfatlas.native import executable
+from perfatlas.native import bin_dir, executable
 from perfatlas.store import SCHEMA_VERSION, Store
 
 MiB = 2**20
@@ -96,31 +96,6 @@ def expected_values(db: Path, run_id: int) -> dict[tuple, int]:
         if r.benchmark == "mem.bandwidth":
             key = (BANDWIDTH[r.params["op"]], cpus_of(r), node_of[cpus_of(r)[0]])
             values[key] = round(r.median / MiB)
-    return values
-
-
-def pus_of(cpuset: str) -> tuple[int, ...]:
-    """hwloc's printed cpuset (0x00000003, or 0x...,0x... for more than 32 PUs) as PUs."""
-    mask = int(cpuset.replace("0x", "").replace(",", ""), 16)
-    return tuple(i for i in range(mask.bit_length()) if mask >> i & 1)
-
-
-def lstopo_memattrs(xml: Path) -> dict[tuple, int]:
-    """What hwloc reads from the file: `lstopo -p --memattrs` with HWLOC_XMLFILE set."""
-    shown = subprocess.run(
-        ["lstopo", "-p", "--memattrs"],
-        env={"HWLOC_XMLFILE": str(xml), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    values, attribute = {}, None
-    for line in shown.splitlines():
-        if found := re.match(r"Memory attribute #\d+ name `(\w+)'", line):
-            attribute = found.group(1)
-        elif found := re.match(r"\s+NUMANode P#(\d+) = (\d+) from cpuset (\S+)", line):
-            node, value, cpuset = found.groups()
-            values[(attribute, pus_of(cpuset), int(node))] = int(value)
     return values
 
 
@@ -240,3 +215,16 @@ def test_pa_hwloc_export_refuses_a_bad_values_line_in_one_sentence(tmp_path, lin
     )
     assert done.returncode == 2 and complaint in done.stderr, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "m.xml").exists()
+
+
+def test_a_build_without_pa_hwloc_export_still_measures_and_stores_no_xml(tmp_path, monkeypatch):
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for program in bin_dir().iterdir():
+        if program.name != "pa-hwloc-export":
+            (folder / program.name).symlink_to(program)
+    monkeypatch.setenv("PERFATLAS_BIN_DIR", str(folder))
+    db = tmp_path / "p.db"
+    assert perfatlas("--db", str(db), "measure", "example.sum", "bytes=64KiB")[0] == 0
+    store = Store(db)
+    assert store.topology_xml(store.runs()[-1]["id"]) is None

@@ -198,12 +198,18 @@ def _run_topology_xml(store: Store, run: dict) -> str:
             f"run {run['id']} was stored without its hwloc topology (before perfatlas kept it) "
             "and this is not the machine it measured: export it there, or measure again"
         )
+    xml = machine.hwloc_xml()
+    if xml is None:
+        raise UserError(
+            f"run {run['id']} was stored without its hwloc topology and pa-hwloc-export cannot "
+            "export this machine's: rebuild perfatlas ('make install')"
+        )
     print(
         f"perfatlas: note: run {run['id']} was stored without its hwloc topology; using this "
         "machine's, which has the run's fingerprint",
         file=sys.stderr,
     )
-    return machine.hwloc_xml()
+    return xml
 
 
 def write_calibrated_topology(store: Store, run_id: int, output: Path) -> list[Figure]:

@@ -195,13 +195,18 @@ class Machine:
         }
         return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:16]
 
-    def hwloc_xml(self) -> str:
+    def hwloc_xml(self) -> str | None:
         """This machine's topology as hwloc XML (pa-hwloc-export), stored with every run so that
-        `perfatlas export --format hwloc` can calibrate the topology the run was measured on."""
+        `perfatlas export --format hwloc` can calibrate the topology the run was measured on.
+        None where it cannot be had (a build without pa-hwloc-export): measuring does not depend
+        on it, and the export says the run has none."""
         with tempfile.TemporaryDirectory(prefix="perfatlas-hwloc-") as folder:
             path = Path(folder) / "topology.xml"
-            run_json("pa-hwloc-export", [f"xml={path}"])
-            return path.read_text()
+            try:
+                run_json("pa-hwloc-export", [f"xml={path}"])
+                return path.read_text()
+            except (UserError, OSError):
+                return None
 
     def context(self) -> dict:
         """Everything a reader needs to trust or reproduce a run (docs/architecture.md, context)."""
