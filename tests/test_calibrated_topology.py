@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 from hwloc_memattrs import lstopo_memattrs
 
+from perfatlas.calibrated_topology import memory_figures
 from perfatlas.cli import main
 from perfatlas.machine import Machine
 from perfatlas.native import bin_dir, executable
-from perfatlas.store import SCHEMA_VERSION, Store
+from perfatlas.store import SCHEMA_VERSION, Result, Store
 
 MiB = 2**20
 SUITE = """
@@ -200,6 +201,7 @@ def test_a_run_stored_before_the_xml_was_kept_uses_this_machine_only_if_it_is_th
         ("value\tLatency\tcpus\t0\t1", "not a CPU list"),
         ("value\tLatency\t0\t0\t-5", "not an unsigned integer"),
         ("info\troot\tonly three", "neither a 'value' line"),
+        ("info\troot\tPerfatlasRun\t" + "x" * 5000, "longer than 4094 characters"),
     ],
 )
 def test_pa_hwloc_export_refuses_a_bad_values_line_in_one_sentence(tmp_path, line, complaint):
@@ -228,3 +230,53 @@ def test_a_build_without_pa_hwloc_export_still_measures_and_stores_no_xml(tmp_pa
     assert perfatlas("--db", str(db), "measure", "example.sum", "bytes=64KiB")[0] == 0
     store = Store(db)
     assert store.topology_xml(store.runs()[-1]["id"]) is None
+
+
+# -- which result gives which value, on a two-node machine described by hand ----------------------
+TWO_NODES = {
+    "topology": {
+        "pus": [{"os_index": 0, "numa_node": 0}, {"os_index": 1, "numa_node": 1}],
+        "caches": [{"level": 3, "type": "unified", "size_bytes": 32 * MiB}],
+    },
+    "context": {"llc": {"used": "probe", "effective_bytes": 4 * MiB}},
+}
+
+
+def result(benchmark: str, metric: str, median: float, params: dict, pages=None, threads=(0,)):
+    placement = {
+        "threads": [{"thread": t, "cpu_requested": c} for t, c in enumerate(threads)],
+        "pages_on_node": pages,
+    }
+    return Result(
+        len(params), 1, benchmark, params, metric, "", [median], 1, median, None, None, median,
+        median, None, [], {"placement": placement},
+    )  # fmt: skip
+
+
+def test_values_follow_the_memory_and_the_measuring_pus():
+    local = {"bytes": 64 * MiB, "cpus": [0], "cpu": 0, "owner": 0, "node": "local"}
+    figures = memory_figures(
+        TWO_NODES,
+        [
+            # cache-sized against hwloc's L3 (2x 32 MiB), though 16x the probed 4 MiB: left out
+            result("mem.latency", "latency_ns", 40.0, {**local, "bytes": 16 * MiB}, {"0": 1.0}),
+            result("mem.latency", "latency_ns", 90.4, local, {"0": 1.0}),
+            # the two-thread method: PU 1 reads PU 0's memory, on node 0
+            result("mem.latency", "latency_ns", 140.6, {**local, "cpus": [0, 1], "cpu": 1}),
+            # memory that did not stay on the node asked for: no target
+            result("mem.latency", "latency_ns", 120.0, {**local, "cpu": 0, "node": 1}, {"1": 0.6}),
+            result(
+                "mem.bandwidth", "bandwidth_Bps", 10 * 2**30, {"bytes": 64 * MiB, "op": "triad"}
+            ),
+            result("mem.bandwidth", "bandwidth_Bps", 5 * 2**30, {"bytes": 64 * MiB, "op": "copy"}),
+            # the matrix: its (PU 0, node 0) latency is mem.latency's already
+            result("mem.numa_matrix", "latency_ns", 70.0, {"cpu_node": 0, "mem_node": 0}),
+            result("mem.numa_matrix", "latency_ns", 150.2, {"cpu_node": 0, "mem_node": 1}),
+        ],
+    )
+    assert [(f.attribute, f.initiator, f.target, f.value) for f in figures] == [
+        ("Bandwidth", (0,), 0, 10 * 1024),
+        ("Latency", (0,), 0, 90),
+        ("Latency", (0,), 1, 150),
+        ("Latency", (1,), 0, 141),
+    ]

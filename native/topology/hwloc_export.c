@@ -97,6 +97,8 @@ static counts apply_values(hwloc_topology_t topo, const char *file)
         pa_fail(2, "cannot read values=%s: %s", file, strerror(errno));
     char text[4096];
     for (int line = 1; fgets(text, sizeof text, in); line++) {
+        if (!strchr(text, '\n') && !feof(in))
+            pa_fail(2, "%s line %d is longer than %zu characters", file, line, sizeof text - 2);
         char *field[6];
         int n = split(text, field, 6);
         if (n == 5 && strcmp(field[0], "value") == 0) {

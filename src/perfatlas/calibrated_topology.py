@@ -5,10 +5,11 @@ hwloc's own memattrs come from firmware (ACPI HMAT) where it has any; these are 
 figure is one stored result's median, in hwloc's units (hwloc/memattrs.h): Latency in ns,
 Bandwidth, ReadBandwidth and WriteBandwidth in MiB/s, rounded to the integers hwloc stores. The
 initiator is the cpuset of the PUs the figure was measured from (the document's placement), the
-target the NUMA node holding the memory. Which results (docs/guide/calibrated-topology.md):
-- mem.latency, one thread: Latency, at the largest working set that is memory's (at least
-  MEMORY_FACTOR times the last-level cache, analysis_levels' test for the memory plateau, with
-  the larger of hwloc's and the probed effective LLC);
+target the NUMA node holding the memory (move_pages' read-back where there is one). Which
+results (docs/guide/calibrated-topology.md):
+- mem.latency (one thread, or each PU of the two-thread method): Latency, at the largest working
+  set that is memory's: at least MEMORY_FACTOR times the last-level cache (analysis_levels' test
+  for the memory plateau), the larger of hwloc's and the probed effective LLC;
 - mem.bandwidth at such a working set: op=triad as Bandwidth (STREAM's headline figure, reads and
   writes 2:1), op=read as ReadBandwidth, op=write as WriteBandwidth; normal stores before
   non-temporal ones, 4 KiB pages before huge pages;
@@ -33,6 +34,8 @@ from perfatlas.store import Result, Store, pool_launches
 from perfatlas.units import format_cpu_list, format_size
 
 MIB = 2**20
+INFO_CHARS = 1000  # an info value's length at most
+HELD = 0.9  # a node holding this fraction of the pages is the memory's node
 BANDWIDTH_OPS = {"triad": "Bandwidth", "read": "ReadBandwidth", "write": "WriteBandwidth"}
 MATRIX_ATTRIBUTES = {"latency_ns": "Latency", "bandwidth_Bps": "ReadBandwidth"}
 UNITS = {"Latency": "ns", "Bandwidth": "MiB/s", "ReadBandwidth": "MiB/s", "WriteBandwidth": "MiB/s"}
@@ -55,7 +58,7 @@ class Figure:
     def provenance(self, run_id: int) -> str:
         r = self.result
         shown = ", ".join(
-            f"{k}={format_size(v) if k.endswith('bytes') else v}"
+            f"{k}={format_size(v) if k.endswith('bytes') and isinstance(v, int) else v}"
             for k, v in sorted(r.params.items())
             if k not in ("samples", "min_sample_time", "seed")
         )
@@ -72,19 +75,34 @@ def to_hwloc_unit(attribute: str, median: float) -> int:
 
 
 def measured_cpus(result: Result) -> tuple[int, ...]:
-    """The PUs the threads ran on: the placement the executable wrote, else the cpus asked for."""
+    """The PUs that measured: mem.latency's measuring PU (`cpu`: the two-thread method writes
+    one document per PU), else the threads' PUs as the executable placed them, else `cpus`."""
+    if isinstance(result.params.get("cpu"), int):
+        return (result.params["cpu"],)
     threads = (result.document.get("placement") or {}).get("threads") or []
-    cpus = [t["cpu_requested"] for t in threads if t.get("cpu_requested") is not None]
-    return tuple(cpus or [int(c) for c in result.params.get("cpus") or []])
+    cpus = [t.get("cpu_requested") for t in threads]
+    if cpus and all(isinstance(c, int) for c in cpus):
+        return tuple(sorted(set(cpus)))
+    asked = result.params.get("cpus") or []
+    return tuple(sorted(set(asked))) if all(isinstance(c, int) for c in asked) else ()
 
 
-def _target(result: Result, cpus: tuple[int, ...], node_of: dict[int, int]) -> int | None:
-    """The NUMA node of the memory: node=K, or the threads' common local node (first touch)."""
+def memory_node(result: Result, cpus: tuple[int, ...], node_of: dict[int, int]) -> int | None:
+    """The NUMA node holding the memory: where move_pages found at least HELD of its pages, else
+    (no read-back) node=K, or under first touch the local node of the PU that touched it (the
+    owner of the two-thread method, else the threads' common node); None where it is unclear."""
+    placement = result.document.get("placement") or {}
+    pages = placement.get("pages_on_node")
+    if isinstance(pages, dict) and pages:
+        node, fraction = max(pages.items(), key=lambda item: item[1])
+        held = isinstance(fraction, int | float) and fraction >= HELD and str(node).isdigit()
+        return int(node) if held else None
     node = str(result.params.get("node", "local"))
     if node.isdigit():
         return int(node)
-    local = {node_of.get(cpu) for cpu in cpus}
-    return local.pop() if node == "local" and len(local) == 1 and None not in local else None
+    owner = result.params.get("owner")
+    touched = {node_of.get(owner)} if isinstance(owner, int) else {node_of.get(c) for c in cpus}
+    return touched.pop() if node == "local" and len(touched) == 1 and None not in touched else None
 
 
 def _memory_level(result: Result, largest_cache: int) -> bool:
@@ -92,10 +110,12 @@ def _memory_level(result: Result, largest_cache: int) -> bool:
 
 
 def _preference(result: Result) -> tuple:
-    """Among results for one (attribute, initiator, target): the page chain, normal stores and
-    4 KiB pages first, then the largest working set."""
+    """Among results for one (attribute, initiator, target): one thread alone before the
+    two-thread method, the page chain, normal stores and 4 KiB pages first, then the largest
+    working set."""
     p = result.params
     return (
+        len(p.get("cpus") or []) == 2,
         p.get("chain", "page") != "page",
         p.get("store", "normal") != "normal",
         int(p.get("page") or 4096) != 4096,
@@ -114,7 +134,7 @@ def last_level_cache(run: dict) -> int:
 
 def memory_figures(run: dict, results: list[Result]) -> list[Figure]:
     """Every memory attribute value the results give (module docstring: which and why)."""
-    node_of = {pu["os_index"]: pu["numa_node"] for pu in run["topology"]["pus"]}
+    node_of = {pu["os_index"]: pu["numa_node"] for pu in run["topology"].get("pus") or []}
     largest = last_level_cache(run)
     chosen: dict[tuple, tuple[tuple, Figure]] = {}
     for r in results:
@@ -122,19 +142,16 @@ def memory_figures(run: dict, results: list[Result]) -> list[Figure]:
             continue
         attribute = None
         if r.benchmark == "mem.latency" and r.metric == "latency_ns":
-            single = len(r.params.get("cpus") or [0]) == 1
-            attribute = "Latency" if single and _memory_level(r, largest) else None
+            attribute = "Latency" if _memory_level(r, largest) else None
         elif r.benchmark == "mem.bandwidth" and r.metric == "bandwidth_Bps":
             attribute = BANDWIDTH_OPS.get(r.params.get("op")) if _memory_level(r, largest) else None
         if attribute is None:
             continue
         cpus = measured_cpus(r)
-        target = _target(r, cpus, node_of)
+        target = memory_node(r, cpus, node_of)
         if not cpus or target is None:
             continue
-        figure = Figure(
-            attribute, tuple(sorted(cpus)), target, to_hwloc_unit(attribute, r.median), r
-        )
+        figure = Figure(attribute, cpus, target, to_hwloc_unit(attribute, r.median), r)
         if figure.key not in chosen or _preference(r) < chosen[figure.key][0]:
             chosen[figure.key] = (_preference(r), figure)
     for r in results:  # the matrix fills what the dedicated benchmarks left open
@@ -142,14 +159,10 @@ def memory_figures(run: dict, results: list[Result]) -> list[Figure]:
             continue
         if not r.samples or r.median is None or r.not_measurable:
             continue
-        attribute = MATRIX_ATTRIBUTES[r.metric]
-        figure = Figure(
-            attribute,
-            tuple(sorted(measured_cpus(r))),
-            int(r.params["mem_node"]),
-            to_hwloc_unit(attribute, r.median),
-            r,
-        )
+        attribute, node = MATRIX_ATTRIBUTES[r.metric], r.params.get("mem_node")
+        if not isinstance(node, int):
+            continue
+        figure = Figure(attribute, measured_cpus(r), node, to_hwloc_unit(attribute, r.median), r)
         if figure.initiator and figure.key not in chosen:
             chosen[figure.key] = ((), figure)
     return sorted((f for _, f in chosen.values()), key=lambda f: f.key)
@@ -181,7 +194,8 @@ def values_lines(figures: list[Figure], run: dict) -> list[str]:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """An info value on one line, and bounded (pa-hwloc-export reads lines of up to 4 KiB)."""
+    return " ".join(text.split())[:INFO_CHARS]
 
 
 def _run_topology_xml(store: Store, run: dict) -> str:
