@@ -19,7 +19,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from hwloc_memattrs import lstopo_memattrs
 
+from perfatlas.calibrated_topology import write_calibrated_topology
 from perfatlas.memory.analysis_numa import numa_matrices, summary_line
 from perfatlas.report import write_report
 from perfatlas.store import Store
@@ -27,7 +29,14 @@ from perfatlas.store import Store
 REPO = Path(__file__).resolve().parents[1]
 NUMA_VM = Path(__file__).resolve().parents[2] / "shared" / "tools" / "numa-vm"
 BUILD = REPO / "build" / "numa-vm"
-TARGETS = ["pa-topology", "pa-mem-latency", "pa-mem-bandwidth", "pa-mem-numa-matrix", "pa-parbench"]
+TARGETS = [
+    "pa-topology",
+    "pa-hwloc-export",
+    "pa-mem-latency",
+    "pa-mem-bandwidth",
+    "pa-mem-numa-matrix",
+    "pa-parbench",
+]
 MiB = 2**20
 
 
@@ -247,3 +256,29 @@ def test_the_numa_matrix_binds_every_cell_and_pins_every_row(guest):
     assert summary_line(matrices).startswith(f"NUMA matrix, {len(nodes)} CPU x {len(nodes)} memory")
     html = write_report(store, run_id, folder / "report.html").read_text()
     assert 'id="numa-matrix"' in html and html.count("penalty vs local") == 1
+
+
+@pytest.mark.skipif(not shutil.which("lstopo"), reason="lstopo (hwloc) is not installed")
+def test_the_calibrated_topology_has_a_value_per_cpu_node_and_memory_node(guest, tmp_path):
+    """perfatlas export --format hwloc of the guest's mem.numa_matrix run, on the host from the
+    hwloc XML the guest stored: Latency and ReadBandwidth from every CPU node's measuring PUs to
+    every memory node, each the cell's median in hwloc's unit, as hwloc reads the file back."""
+    found, folder = guest
+    nodes = [n["os_index"] for n in found["topology"]["numa_nodes"]]
+    store = Store(folder / "numa.db")
+    run_id = found["matrix"]["run"]
+    assert store.topology_xml(run_id)  # the guest's own, not the host's
+    xml = tmp_path / "machine.xml"
+    write_calibrated_topology(store, run_id, xml)
+    read_back = lstopo_memattrs(xml)
+    node_of = _node_of(found)
+    seen = set()
+    for r in store.results(run_id):
+        attribute = {"latency_ns": "Latency", "bandwidth_Bps": "ReadBandwidth"}[r.metric]
+        pus = tuple(sorted(t["cpu_requested"] for t in r.document["placement"]["threads"]))
+        assert {node_of[pu] for pu in pus} == {r.params["cpu_node"]}
+        scale = 1 if attribute == "Latency" else MiB
+        assert read_back[(attribute, pus, r.params["mem_node"])] == round(r.median / scale)
+        seen.add((attribute, r.params["cpu_node"], r.params["mem_node"]))
+    pairs = {(c, m) for c in nodes for m in nodes}
+    assert seen == {(a, c, m) for a in ("Latency", "ReadBandwidth") for c, m in pairs}

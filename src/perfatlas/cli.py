@@ -333,11 +333,36 @@ def cmd_export(args: argparse.Namespace) -> int:
     _output_file(args.output, "the export")
     store = _store(args, read_only=True)
     run_id = store.resolve_run(args.run)
+    if args.format == "hwloc":
+        return _export_hwloc(store, run_id, args.output)
     text = export(store, run_id, args.format)
     if args.output:
         Path(args.output).write_text(text)
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def _export_hwloc(store, run_id: int, output: str | None) -> int:
+    """The run's hwloc topology with its measured memory attributes (calibrated_topology)."""
+    import tempfile
+
+    from perfatlas.calibrated_topology import UNITS, write_calibrated_topology
+    from perfatlas.units import format_cpu_list
+
+    if output:
+        figures = write_calibrated_topology(store, run_id, Path(output))
+        for f in figures:
+            print(
+                f"{f.attribute} {f.value} {UNITS[f.attribute]}: cpus "
+                f"{format_cpu_list(list(f.initiator))} -> NUMA node {f.target}"
+            )
+        print(f"{output}: {len(figures)} measured memory attribute value(s) of run {run_id}")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="perfatlas-hwloc-") as folder:
+        path = Path(folder) / "machine.xml"
+        write_calibrated_topology(store, run_id, path)
+        sys.stdout.write(path.read_text())
     return 0
 
 
@@ -652,9 +677,19 @@ def build_parser() -> argparse.ArgumentParser:
         "it and the report draws it",
     )
     p.add_argument("--report", metavar="FILE", help="also write the comparison as an HTML report")
-    p = command("export", cmd_export, "export a run as JSON or CSV")
+    p = command(
+        "export",
+        cmd_export,
+        "export a run as JSON or CSV, or as hwloc XML with its measured memory latency and "
+        "bandwidth (hwloc memattrs)",
+    )
     p.add_argument("run")
-    p.add_argument("--format", choices=("json", "csv"), default="json")
+    p.add_argument(
+        "--format",
+        choices=("json", "csv", "hwloc"),
+        default="json",
+        help="json or csv: every result; hwloc: the topology with measured memory attributes",
+    )
     p.add_argument("-o", "--output", help="file (default: standard output)")
     p = command("topo", cmd_topo, "show this machine's topology (hwloc)")
     p.add_argument("--json", action="store_true", help="print the topology document")

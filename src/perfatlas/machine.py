@@ -10,6 +10,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -193,6 +194,19 @@ class Machine:
             "caches": sorted((c["level"], c["type"], c["size_bytes"]) for c in topo["caches"]),
         }
         return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:16]
+
+    def hwloc_xml(self) -> str | None:
+        """This machine's topology as hwloc XML (pa-hwloc-export), stored with every run so that
+        `perfatlas export --format hwloc` can calibrate the topology the run was measured on.
+        None where it cannot be had (a build without pa-hwloc-export): measuring does not depend
+        on it, and the export says the run has none."""
+        with tempfile.TemporaryDirectory(prefix="perfatlas-hwloc-") as folder:
+            path = Path(folder) / "topology.xml"
+            try:
+                run_json("pa-hwloc-export", [f"xml={path}"])
+                return path.read_text()
+            except (UserError, OSError):
+                return None
 
     def context(self) -> dict:
         """Everything a reader needs to trust or reproduce a run (docs/architecture.md, context)."""

@@ -91,6 +91,7 @@ class Runner:
             suite=suite,
             argv=argv,
             software=software_versions(),
+            topology_xml=self.machine.hwloc_xml(),
         )
         status = "failed"
         try:

@@ -31,7 +31,7 @@ from perfatlas.errors import UserError
 from perfatlas.stats import summarize
 from perfatlas.warning import WarningRecord, records_from_json, records_to_json
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 _RESULT_COLUMNS = (
     "id, run_id, benchmark, params, metric, unit, samples, n, median, ci_lo, ci_hi, min, max,"
     " not_measurable, warnings, document"
@@ -106,6 +106,14 @@ def _typed_warnings(db: sqlite3.Connection) -> None:
             db.execute(f"UPDATE {table} SET document = ? WHERE id = ?", (json.dumps(document), id_))
 
 
+def _topology_xml_column(db: sqlite3.Connection) -> None:
+    """Version 5: runs keep the machine's hwloc XML (perfatlas export --format hwloc); runs stored
+    before have none (NULL). Added only where missing, so a second pass changes nothing."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+    if "topology_xml" not in columns:
+        db.execute("ALTER TABLE runs ADD COLUMN topology_xml TEXT")
+
+
 def _typed(warning: str | dict, metric: str | None) -> dict:
     if isinstance(warning, dict):
         return warning
@@ -153,6 +161,7 @@ CREATE TABLE IF NOT EXISTS scenario_jobs (
 CREATE INDEX IF NOT EXISTS scenario_jobs_scenario ON scenario_jobs (scenario_id);
 """,
     4: _typed_warnings,
+    5: _topology_xml_column,
 }
 
 
@@ -470,11 +479,13 @@ class Store:
         suite: str | None,
         argv: list[str],
         software: dict,
+        topology_xml: str | None = None,
     ) -> int:
+        """A new run; `topology_xml` is the machine's hwloc XML export (Machine.hwloc_xml)."""
         with self.db:
             cursor = self.db.execute(
                 "INSERT INTO runs (started, status, host, pid, fingerprint, topology, context, suite,"
-                " argv, software) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
+                " argv, software, topology_xml) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     _now(),
                     socket.gethostname(),
@@ -485,6 +496,7 @@ class Store:
                     suite,
                     json.dumps(argv),
                     json.dumps(software),
+                    topology_xml,
                 ),
             )
         return int(cursor.lastrowid)
@@ -515,6 +527,11 @@ class Store:
                 self._say(f"run {run_id} in {self.path} is damaged ({bad}): read as empty")
                 run[column] = [] if column == "argv" else {}
         return run
+
+    def topology_xml(self, run_id: int) -> str | None:
+        """The hwloc XML stored with a run; None for runs stored before perfatlas kept it."""
+        rows = self._select("runs", "topology_xml", "id", self.run(run_id)["id"])
+        return rows[0][0] if rows else None
 
     def runs(self) -> list[dict[str, Any]]:
         rows = self._select("runs", "id, started, status, host, fingerprint, suite, pid")

@@ -10,7 +10,10 @@ from pathlib import Path
 from perfatlas.errors import UserError
 from perfatlas.store import Store
 
-_RUN = "started, finished, status, host, pid, fingerprint, topology, context, suite, argv, software"
+_RUN = (
+    "started, finished, status, host, pid, fingerprint, topology, context, suite, argv, software,"
+    " topology_xml"
+)
 _RESULT = (
     "benchmark, params, bytes, threads, metric, unit, samples, n, median, ci_lo, ci_hi, min, max,"
     " not_measurable, warnings, document"

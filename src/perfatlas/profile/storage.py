@@ -47,6 +47,7 @@ def store_profile(
         suite="profile",
         argv=argv,
         software=software_versions(),
+        topology_xml=machine.hwloc_xml(),
     )
     ended = "failed"
     try:
