@@ -24,7 +24,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <x86intrin.h>
 
 #include "affinity.h"
 #include "args.h"
