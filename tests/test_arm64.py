@@ -15,8 +15,8 @@ import re
 import subprocess
 
 import pytest
-
 from native_build import build
+
 from perfatlas.isa import architecture
 from perfatlas.native import executable, run_json
 
@@ -55,7 +55,9 @@ def test_the_timer_is_the_generic_timer_calibrated_against_its_stated_rate():
 def test_the_sve_loops_declare_and_check_what_the_portable_ones_do(op):
     if not has_sve():
         pytest.skip("this CPU has no SVE (its refusal is the next test's)")
-    sve, portable = (json.loads(bandwidth(f"op={op}", f"vector={v}").stdout) for v in ("sve", "auto"))
+    sve, portable = (
+        json.loads(bandwidth(f"op={op}", f"vector={v}").stdout) for v in ("sve", "auto")
+    )
     assert sve["params"]["vector"] == "sve" and "not_measurable" not in sve
     for key in ("bytes_per_iteration", "flops_per_iteration", "elements", "verified"):
         assert sve["derived"][key] == portable["derived"][key], key

@@ -235,8 +235,10 @@ def test_a_cpu_outside_the_table_and_an_unreadable_cpuinfo_are_said_exactly(tmp_
     got = bandwidth(cpuinfo_file(tmp_path, "GenuineIntel", 6, 0x9E))  # a desktop: not covered
     assert "(GenuineIntel family 0x6 model 0x9e)" in got["reason"]
     missing = tmp_path / "missing" / "cpuinfo"
-    fields = "CPU implementer and CPU part" if architecture() == "aarch64" else (
-        "vendor_id, cpu family and model"
+    fields = (
+        "CPU implementer and CPU part"
+        if architecture() == "aarch64"
+        else "vendor_id, cpu family and model"
     )
     assert bandwidth(missing) == {
         "available": False,

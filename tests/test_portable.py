@@ -17,8 +17,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from native_build import build
+
 from perfatlas.isa import architecture
 from perfatlas.native import bin_dir, run_json
 

@@ -33,9 +33,13 @@ static inline void pa_stream(double *p, pa_vec v)
 {
     __asm__ volatile("stnp %d1, %d2, [%0]" : : "r"(p), "w"(v[0]), "w"(v[1]) : "memory");
 }
-#define _mm_sfence() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #else
 #error "no vector type known for this architecture"
+#endif
+#ifdef __aarch64__
+#define pa_stream_fence() __atomic_thread_fence(__ATOMIC_SEQ_CST) /* dmb ish */
+#else
+#define pa_stream_fence _mm_sfence
 #endif
 #define VEC_DOUBLES (sizeof(pa_vec) / sizeof(double))
 
