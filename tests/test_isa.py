@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import signal
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from perfatlas import isa
+from perfatlas import doctor, isa
 
 CPUINFO = Path(__file__).parent / "data" / "cpuinfo"
 GRACE = (CPUINFO / "neoverse-v2.txt").read_text()
@@ -73,3 +74,32 @@ def test_a_sigill_names_the_portable_level_of_the_architecture(monkeypatch, mach
     assert hint.startswith(": it ran an instruction this CPU (")
     assert "the CPU of its host" in isa.rebuild_hint(signal.SIGILL, local=False)
     assert isa.rebuild_hint(signal.SIGSEGV) == ""
+
+
+def test_doctor_says_when_this_program_runs_emulated(monkeypatch):
+    monkeypatch.setattr(isa.platform, "machine", lambda: "aarch64")
+    monkeypatch.setattr(doctor, "_read", lambda path: EPYC)
+    check = doctor.virtualization()
+    assert check.status == doctor.LIMITED
+    assert "emulation (qemu-user)" in check.detail and "not measurable" in check.detail
+    monkeypatch.setattr(doctor, "_read", lambda path: GRACE)
+    assert doctor.virtualization().detail == "bare metal"
+
+
+@pytest.mark.parametrize(
+    ("machine", "isa_names", "uses", "level"),
+    [
+        ("aarch64", ["atomics", "sve", "sve2"], "may use sve, sve2", "armv8-a"),
+        ("aarch64", ["atomics", "asimddp"], "no SVE", "armv8-a"),
+        ("x86_64", ["sse3", "avx", "avx2"], "may use avx, avx2", "x86-64-v2"),
+    ],
+)
+def test_doctor_names_the_wide_vectors_and_the_portable_level(
+    monkeypatch, machine, isa_names, uses, level
+):
+    monkeypatch.setattr(isa.platform, "machine", lambda: machine)
+    build = {"arch": "native (x)", "cflags": "-O3", "compiler": "GNU 12", "isa": isa_names}
+    check = doctor.native_build(SimpleNamespace(topology={"build": build}))
+    assert check.status == doctor.OK
+    assert f": {uses}; this CPU has all {len(isa_names)} extensions" in check.detail
+    assert f"PERFATLAS_ARCH={level}," in check.detail

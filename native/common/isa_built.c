@@ -25,7 +25,7 @@ const char pa_isa_built_for[] = ""
 #ifdef __LAHF_SAHF__
                                 " lahf_lm"
 #endif
-#ifdef __GCC_HAVE_SYNC_COMPARE_AND_SWAP_16
+#if defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_16) && (defined(__x86_64__) || defined(__i386__))
                                 " cmpxchg16b"
 #endif
 #ifdef __MOVBE__
