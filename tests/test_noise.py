@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 
+from perfatlas.isa import emulated
 from perfatlas.native import executable, run_json
 
 SHORT = "duration=0.2"
@@ -53,7 +54,9 @@ def test_fwq_document_matches_the_contract_and_the_series_is_back_to_back():
     # same tick count, so the rounding errors add up (at most 0.5 ns per quantum).
     rounding = 0.5 * len(quanta)
     assert sum(quanta) == pytest.approx(derived["series_seconds"] * 1e9, abs=rounding + 1)
-    assert 0.5 * 0.2 / 100e-6 < len(quanta) <= 0.2e9 / min(quanta) + 1
+    assert len(quanta) <= 0.2e9 / min(quanta) + 1
+    if not emulated():  # an emulator's translation and a loaded host stretch many quanta
+        assert 0.5 * 0.2 / 100e-6 < len(quanta)
 
 
 def test_ftq_counts_the_work_of_every_interval_of_a_fixed_grid():
@@ -78,7 +81,9 @@ def test_all_pus_measure_at_once_one_document_each():
         assert doc["derived"]["threads_at_once"] == 2
         assert doc["params"]["quantum"] == pytest.approx(50e-6)
     starts = [d["derived"]["series_start_ns"] for d in docs]
-    assert min(starts) == 0 and max(starts) < 1e6  # started together, after one barrier
+    assert min(starts) == 0  # started together, after one barrier
+    if not emulated():  # an emulator translates each thread's first pass: ms apart
+        assert max(starts) < 1e6
 
 
 @pytest.mark.parametrize(
