@@ -60,7 +60,7 @@ static inline void pa_stream(double *p, pa_vec v)
             for (size_t i = 0; i < BLOCK / VEC_DOUBLES; i++)                               \
                 pa_stream((double *)&DST[i], VALUE);                                       \
         }                                                                                  \
-        _mm_sfence();                                                                      \
+        pa_stream_fence();                                                                 \
         return 0;                                                                          \
     }
 
