@@ -7,10 +7,12 @@ PY     := $(VENV)/bin/python
 DB     ?= perfatlas.db
 OUT    ?= perfatlas-out
 
-# Debian packages the build, the measurements and the tests need.
+# Debian packages the build, the measurements and the tests need. likwid (the peer of
+# bench/likwid_compare.py) has no arm64 package in Debian 12: x86-64 only (docs/arm64.md).
+LIKWID := $(if $(filter x86_64,$(shell uname -m)),likwid)
 DEBIAN_PACKAGES := build-essential cmake ninja-build pkg-config python3-venv python3-dev \
                    libhwloc-dev hwloc libnuma-dev numactl libsqlite3-dev \
-                   chromium likwid \
+                   chromium $(LIKWID) \
                    openmpi-bin libopenmpi-dev mpich libmpich-dev iproute2 hpcc \
                    libsuitesparse-dev libmumps-dev libmetis-dev libopenblas-openmp-dev libpapi-dev \
                    libscalapack-openmpi-dev clang-format qemu-user
