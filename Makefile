@@ -78,6 +78,9 @@ ARM64_PACKAGES  := build-essential cmake ninja-build pkg-config python3-venv pyt
                    libscalapack-openmpi-dev git
 ARM64_VENV  := .venv-arm64
 ARM64_BUILD := build/arm64
+# The shared Matrix Market test matrices (tests/shared_matrices.py) lie outside the checkout,
+# which alone is bound into the tree: copied into the build folder for the tests there.
+ARM64_MATRICES ?= ../shared/data/matrices
 # The arm64 subset: every native program and the Python side (docs/arm64.md says what each
 # covers and what emulation cannot exercise); ARM64_TESTS=tests runs the whole suite.
 ARM64_TESTS ?= tests/test_arm64.py tests/test_native_topology.py tests/test_native_mem.py \
@@ -105,6 +108,8 @@ test-arm64:
 	    cp -r /usr/local/share/ca-certificates/. "$$tree/usr/local/share/ca-certificates/" && \
 	    $(ARM64_ROOT_TOOL) run -- update-ca-certificates >/dev/null 2>&1; \
 	fi
+	@if [ -d "$(ARM64_MATRICES)" ]; then \
+	    mkdir -p $(ARM64_BUILD)/matrices && cp -r "$(ARM64_MATRICES)/." $(ARM64_BUILD)/matrices/; fi
 	$(ARM64_ROOT_TOOL) run -- make --no-print-directory test-arm64-inside \
 	    ARM64_TESTS="$(ARM64_TESTS)" ARM64_DESELECT='$(ARM64_DESELECT)'
 
@@ -118,7 +123,9 @@ test-arm64-inside:
 	    jsonschema "hypothesis>=6.100"
 	CMAKE_BUILD_PARALLEL_LEVEL=2 $(ARM64_PY) -m pip install -q --no-build-isolation \
 	    -C build-dir=$(ARM64_BUILD) $(ARCH_DEFINES) .
-	CMAKE_BUILD_PARALLEL_LEVEL=2 $(ARM64_PY) -m pytest -q -p no:cacheprovider --durations=15 \
+	CMAKE_BUILD_PARALLEL_LEVEL=2 \
+	$(if $(wildcard $(ARM64_BUILD)/matrices),PERFATLAS_MATRICES=$(CURDIR)/$(ARM64_BUILD)/matrices) \
+	    $(ARM64_PY) -m pytest -q -p no:cacheprovider -rs --durations=15 \
 	    $(ARM64_TESTS) $(ARM64_DESELECT)
 
 # Style: ruff (Python: lint rules and format, pyproject.toml) and clang-format (C: .clang-format).
