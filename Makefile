@@ -7,16 +7,19 @@ PY     := $(VENV)/bin/python
 DB     ?= perfatlas.db
 OUT    ?= perfatlas-out
 
-# Debian packages the build, the measurements and the tests need.
+# Debian packages the build, the measurements and the tests need. likwid (the peer of
+# bench/likwid_compare.py) has no arm64 package in Debian 12: x86-64 only (docs/arm64.md).
+LIKWID := $(if $(filter x86_64,$(shell uname -m)),likwid)
 DEBIAN_PACKAGES := build-essential cmake ninja-build pkg-config python3-venv python3-dev \
                    libhwloc-dev hwloc libnuma-dev numactl libsqlite3-dev \
-                   chromium likwid \
+                   chromium $(LIKWID) \
                    openmpi-bin libopenmpi-dev mpich libmpich-dev iproute2 hpcc \
                    libsuitesparse-dev libmumps-dev libmetis-dev libopenblas-openmp-dev libpapi-dev \
                    libscalapack-openmpi-dev clang-format qemu-user \
                    clang libclang-rt-14-dev
 
-.PHONY: all deps install run test test-mpich docs bench lint format clean fuzz fuzz-build fuzz-replay
+.PHONY: all deps install run test test-mpich test-arm64 test-arm64-inside docs bench lint format clean \
+        fuzz fuzz-build fuzz-replay
 all: install
 
 deps:
@@ -63,6 +66,69 @@ test-mpich: install
 	PERFATLAS_MPIRUN=/usr/bin/mpiexec.mpich PERFATLAS_BIN_DIR=$(CURDIR)/$(MPICH_BUILD)/bin \
 	    $(PY) -m pytest -q tests/test_comm.py tests/test_comm_launch.py tests/test_ipm.py tests/test_ipm_hostile.py tests/test_profile.py \
 	        tests/test_ipm_calls.py tests/test_spmv.py tests/test_app_sweep.py
+
+# Arm (aarch64), docs/arm64.md: an arm64 Debian 12 tree whose programs run through qemu-user
+# emulation (ARM64_ROOT_TOOL, a script that makes the tree and runs commands in it with this
+# checkout bound at its own path). Inside it: a build folder and a virtual environment of their
+# own (objects and wheels are arm64), Python packages from PyPI, then ARM64_TESTS. Correctness
+# only (emulation is 5-30x slower); not part of `make test`, whose time it would double.
+ARM64_ROOT_TOOL ?= ../shared/tools/arm64-root
+ARM64_PACKAGES  := build-essential cmake ninja-build pkg-config python3-venv python3-dev \
+                   libhwloc-dev hwloc libnuma-dev numactl libsqlite3-dev \
+                   openmpi-bin libopenmpi-dev mpich libmpich-dev \
+                   libsuitesparse-dev libmumps-dev libmetis-dev libopenblas-openmp-dev libpapi-dev \
+                   libscalapack-openmpi-dev git
+ARM64_VENV  := .venv-arm64
+ARM64_BUILD := build/arm64
+# The shared Matrix Market test matrices (tests/shared_matrices.py) lie outside the checkout,
+# which alone is bound into the tree: copied into the build folder for the tests there.
+ARM64_MATRICES ?= ../shared/data/matrices
+# The arm64 subset: every native program and the Python side (docs/arm64.md says what each
+# covers and what emulation cannot exercise); ARM64_TESTS=tests runs the whole suite.
+ARM64_TESTS ?= tests/test_arm64.py tests/test_native_topology.py tests/test_native_mem.py \
+               tests/test_numa_counters.py tests/test_noise.py tests/test_example.py \
+               tests/test_comm.py tests/test_ipm.py tests/test_parbench.py tests/test_spsolve.py \
+               tests/test_spmv.py tests/test_madbench.py tests/test_app_sweep.py \
+               tests/test_isa.py tests/test_stats.py tests/test_levels.py
+# Left out under emulation: the longest Fortran program (over a minute per launch there; the
+# Fortran bindings are covered by pa-ipm-fortran-shapes and pa-ipm-fortran-f08).
+ARM64_DESELECT ?= \
+    --deselect tests/test_ipm.py::test_more_fortran_shapes_are_recorded_exactly \
+    --deselect "tests/test_ipm.py::test_fortran_programs_check_themselves_without_the_profiler[pa-ipm-fortran-more]"
+test-arm64:
+	@[ -x "$(ARM64_ROOT_TOOL)" ] || { echo "test-arm64: $(ARM64_ROOT_TOOL) is missing (the script \
+	that makes an arm64 Debian 12 tree run through qemu-user); name it with \
+	make test-arm64 ARM64_ROOT_TOOL=/path/to/arm64-root" >&2; exit 2; }
+	@tree=$$($(ARM64_ROOT_TOOL) path); stamp="$$tree/.perfatlas-packages"; \
+	if [ "$$(cat "$$stamp" 2>/dev/null)" != "$(ARM64_PACKAGES)" ]; then \
+	    echo "test-arm64: installing the arm64 tree's packages in $$tree"; \
+	    $(ARM64_ROOT_TOOL) setup $(ARM64_PACKAGES) && echo "$(ARM64_PACKAGES)" > "$$stamp"; \
+	fi; \
+	if [ -d /usr/local/share/ca-certificates ] && ! diff -rq /usr/local/share/ca-certificates \
+	        "$$tree/usr/local/share/ca-certificates" >/dev/null 2>&1; then \
+	    echo "test-arm64: the tree trusts this machine's local CAs (a proxy's), for pip"; \
+	    cp -r /usr/local/share/ca-certificates/. "$$tree/usr/local/share/ca-certificates/" && \
+	    $(ARM64_ROOT_TOOL) run -- update-ca-certificates >/dev/null 2>&1; \
+	fi
+	@if [ -d "$(ARM64_MATRICES)" ]; then \
+	    mkdir -p $(ARM64_BUILD)/matrices && cp -r "$(ARM64_MATRICES)/." $(ARM64_BUILD)/matrices/; fi
+	$(ARM64_ROOT_TOOL) run -- make --no-print-directory test-arm64-inside \
+	    ARM64_TESTS="$(ARM64_TESTS)" ARM64_DESELECT='$(ARM64_DESELECT)'
+
+# Run inside the arm64 tree by test-arm64.
+ARM64_PY := $(ARM64_VENV)/bin/python
+test-arm64-inside:
+	@[ "$$(uname -m)" = aarch64 ] || { echo "test-arm64-inside runs inside the arm64 tree: use make test-arm64" >&2; exit 2; }
+	[ -x $(ARM64_PY) ] || python3 -m venv $(ARM64_VENV)
+	$(ARM64_PY) -m pip install -q --upgrade pip
+	$(ARM64_PY) -m pip install -q "scikit-build-core>=0.10" numpy matplotlib jinja2 rich pytest \
+	    jsonschema "hypothesis>=6.100"
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(ARM64_PY) -m pip install -q --no-build-isolation \
+	    -C build-dir=$(ARM64_BUILD) $(ARCH_DEFINES) .
+	CMAKE_BUILD_PARALLEL_LEVEL=2 \
+	$(if $(wildcard $(ARM64_BUILD)/matrices),PERFATLAS_MATRICES=$(CURDIR)/$(ARM64_BUILD)/matrices) \
+	    $(ARM64_PY) -m pytest -q -p no:cacheprovider -rs --durations=15 \
+	    $(ARM64_TESTS) $(ARM64_DESELECT)
 
 # Style: ruff (Python: lint rules and format, pyproject.toml) and clang-format (C: .clang-format).
 # `make format` applies both.

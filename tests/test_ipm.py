@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from perfatlas.isa import architecture
 from perfatlas.launchers import detect_flavour
 from perfatlas.native import executable
 from perfatlas.profile.command import library, profiled
@@ -374,7 +375,11 @@ def test_polls_are_counted_exactly_and_their_time_is_sampled(tmp_path):
     assert polls[("MPI_Test", "")]["count"] >= 1  # the completing call, and any before it
     for record in polls.values():
         mean = record["total_s"] / record["count"]
-        assert 0 < record["min_s"] <= mean <= record["max_s"]
+        # a failing MPI_Test can fall within one tick of aarch64's generic timer (25 MHz on
+        # Neoverse N1, 62.5 MHz under qemu): 0 is then its truthful minimum; never on a TSC
+        coarse = architecture() == "aarch64"
+        assert (record["min_s"] >= 0 and record["max_s"] > 0) if coarse else record["min_s"] > 0
+        assert record["min_s"] <= mean <= record["max_s"]
     received = [r for r in rank0["records"] if r["call"] == "MPI_Irecv"]
     assert [(r["bytes"], r["peer"], r["count"]) for r in received] == [(4, 1, 1)]
     assert not any(r["call"].startswith("MPI_Test") for r in rank1["records"])

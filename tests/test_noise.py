@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 
+from perfatlas.isa import emulated
 from perfatlas.native import executable, run_json
 
 SHORT = "duration=0.2"
@@ -53,7 +54,9 @@ def test_fwq_document_matches_the_contract_and_the_series_is_back_to_back():
     # same tick count, so the rounding errors add up (at most 0.5 ns per quantum).
     rounding = 0.5 * len(quanta)
     assert sum(quanta) == pytest.approx(derived["series_seconds"] * 1e9, abs=rounding + 1)
-    assert 0.5 * 0.2 / 100e-6 < len(quanta) <= 0.2e9 / min(quanta) + 1
+    assert len(quanta) <= 0.2e9 / min(quanta) + 1
+    if not emulated():  # an emulator's translation and a loaded host stretch many quanta
+        assert 0.5 * 0.2 / 100e-6 < len(quanta)
 
 
 def test_ftq_counts_the_work_of_every_interval_of_a_fixed_grid():
@@ -62,7 +65,9 @@ def test_ftq_counts_the_work_of_every_interval_of_a_fixed_grid():
     assert doc["params"]["quantum"] == 1e-3 and doc["units"] == {"work_per_interval": "work units"}
     assert len(counts) == 200  # 0.2 s of 1 ms intervals, exactly
     assert all(isinstance(c, int) and c >= 0 for c in counts)
-    assert 500 < max(counts) <= 1100  # units of ~1/1000 of an interval
+    # units of ~1/1000 of an interval; under an emulator the counter steps by about a unit
+    # (1 us), so the units are calibrated no closer than that
+    assert 500 < max(counts) <= (2000 if emulated() else 1100)
     derived = doc["derived"]
     assert derived["interval_ns"] == 1e6 and derived["back_to_back"] is False
     assert 500 < derived["unit_ns_calibrated"] < 2000 and derived["verified"] is True
@@ -78,7 +83,9 @@ def test_all_pus_measure_at_once_one_document_each():
         assert doc["derived"]["threads_at_once"] == 2
         assert doc["params"]["quantum"] == pytest.approx(50e-6)
     starts = [d["derived"]["series_start_ns"] for d in docs]
-    assert min(starts) == 0 and max(starts) < 1e6  # started together, after one barrier
+    assert min(starts) == 0  # started together, after one barrier
+    if not emulated():  # an emulator translates each thread's first pass: ms apart
+        assert max(starts) < 1e6
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from perfatlas.isa import architecture, cpuinfo_architecture, emulated, first_processor
 from perfatlas.machine import Machine
 from perfatlas.native import executable
 from perfatlas.placement import Placement, obtained, remote_fraction
@@ -51,6 +52,12 @@ def refused_event(reason: str) -> str | None:
     return next(event for event in match.groups() if event) if match else None
 
 
+# numa_counters.c's ARM_NO_PAIR, after the CPU's name
+ARM_NO_PAIR_TEXT = (
+    "its PMU counts accesses served by another socket (REMOTE_ACCESS, event 0x31) and last-level "
+    "cache misses (LL_CACHE_MISS_RD, 0x37) but no event counts local DRAM accesses or tells DRAM "
+    "from a remote cache, so local and remote DRAM accesses are not counted"
+)
 NOT_STARTED = (
     "not counted: this benchmark does not start the NUMA access counters (pa_numa_counters_start)"
 )
@@ -160,10 +167,9 @@ def has_pmu() -> bool:
 
 
 def this_cpu_row() -> dict | None:
-    fields = {}
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        key, _, value = line.partition(":")
-        fields.setdefault(key.strip(), value.strip())
+    fields = first_processor(Path("/proc/cpuinfo").read_text())
+    if "vendor_id" not in fields:  # an Arm CPU: the table has no pair for it
+        return None
     vendor, family, model = fields["vendor_id"], int(fields["cpu family"]), int(fields["model"])
     for row in table_rows():
         same = (row["vendor"], row["family"]) == (vendor, family)
@@ -192,7 +198,14 @@ def test_the_documents_say_whether_the_counters_counted_and_never_invent_a_numbe
             assert re.match(r"(perf_event|PAPI [\d.]+): \S+, \S+ \(.+\)", got["source"])
             continue
         assert set(got) == {"available", "reason"} and got["available"] is False
-        if row is None:
+        if emulated():  # qemu-user: the host's /proc/cpuinfo, the host's counters
+            assert got["reason"] == (
+                "/proc/cpuinfo describes an x86-64 CPU but this program is aarch64: it runs under "
+                "emulation (qemu-user), where the hardware counters are not this program's"
+            )
+        elif cpuinfo_architecture(Path("/proc/cpuinfo").read_text()) == "aarch64":
+            assert got["reason"].endswith(ARM_NO_PAIR_TEXT)
+        elif row is None:
             assert got["reason"].startswith("no local and remote DRAM access events are known")
         elif not has_pmu():  # a VM without a virtual PMU, like this one
             event = refused_event(got["reason"])
@@ -222,10 +235,27 @@ def test_a_cpu_outside_the_table_and_an_unreadable_cpuinfo_are_said_exactly(tmp_
     got = bandwidth(cpuinfo_file(tmp_path, "GenuineIntel", 6, 0x9E))  # a desktop: not covered
     assert "(GenuineIntel family 0x6 model 0x9e)" in got["reason"]
     missing = tmp_path / "missing" / "cpuinfo"
+    fields = (
+        "CPU implementer and CPU part"
+        if architecture() == "aarch64"
+        else "vendor_id, cpu family and model"
+    )
     assert bandwidth(missing) == {
         "available": False,
-        "reason": f"cannot read the CPU's vendor_id, cpu family and model from {missing}",
+        "reason": f"cannot read the CPU's {fields} from {missing}",
     }
+
+
+@pytest.mark.parametrize(
+    ("fixture", "cpu"),
+    [
+        ("neoverse-v2.txt", "Arm Neoverse V2 (implementer 0x41, part 0xd4f)"),
+        ("neoverse-n1.txt", "Arm Neoverse N1 (implementer 0x41, part 0xd0c)"),
+    ],
+)
+def test_an_arm_core_is_named_and_says_why_it_has_no_dram_pair(fixture, cpu):
+    got = bandwidth(Path(__file__).parent / "data" / "cpuinfo" / fixture)
+    assert got == {"available": False, "reason": f"{cpu}: {ARM_NO_PAIR_TEXT}"}
 
 
 def test_a_benchmark_that_does_not_start_the_counters_says_so():
@@ -248,7 +278,9 @@ def test_rank_zero_of_an_mpi_run_writes_its_counts_or_the_reason():
     document = json.loads(done.stdout)
     assert document["derived"]["processes"] == 2
     got = document["execution"]["numa_accesses"]  # rank 0's process
-    if not has_pmu() and this_cpu_row():
+    if emulated():
+        assert got["reason"].endswith("where the hardware counters are not this program's")
+    elif not has_pmu() and this_cpu_row():
         assert refused_event(got["reason"]), got["reason"]
     else:
         assert got.get("available") or got["reason"] != NOT_STARTED

@@ -17,10 +17,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from native_build import build
 
+from perfatlas.isa import architecture
 from perfatlas.native import bin_dir, run_json
 
 ROOT = Path(__file__).resolve().parents[1]
+# x86-64 extensions and levels; an aarch64 build's check is tests/test_arm64.py's.
+pytestmark = pytest.mark.skipif(
+    architecture() != "x86_64", reason="x86-64 extensions and levels (aarch64: test_arm64.py)"
+)
 PROFILER = "perfatlas-ipm"  # the PMPI profiler library, loaded into programs (LD_PRELOAD)
 # GCC's -m flag, GCC's __builtin_cpu_supports name (what the refusal names), /proc/cpuinfo flag;
 # newest first, so that the first one missing is one few CPUs have.
@@ -74,22 +80,6 @@ def cpu_model() -> str:
         if key.strip() == "model name":
             return value.strip()
     return "unknown model"
-
-
-def build(folder: Path, *defines: str, targets: tuple[str, ...] = ("pa-mem-latency",)) -> Path:
-    """`targets` (and what they link) built from this source tree; their bin/ folder."""
-    if not shutil.which("cmake") or not shutil.which("ninja"):
-        pytest.skip("cmake and ninja are needed to build (make deps installs them)")
-    configure = ["cmake", "-S", str(ROOT), "-B", str(folder), "-G", "Ninja", *defines]
-    subprocess.run(configure, check=True, capture_output=True, text=True, timeout=300)
-    done = subprocess.run(
-        ["cmake", "--build", str(folder), "--target", *targets],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout[-2000:]
-    return folder / "bin"
 
 
 @pytest.fixture(scope="module")

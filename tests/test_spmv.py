@@ -15,6 +15,7 @@ import pytest
 from mpi_helpers import mpirun
 from shared_matrices import matrix
 
+from perfatlas.isa import emulated
 from perfatlas.native import executable
 from perfatlas.store import Store
 
@@ -133,7 +134,9 @@ def test_every_variant_matches_the_reference_product(source, np_):
         assert doc["derived"]["variants"]["read_element"]["predicted_efficiency"] == 1
     else:
         assert len(doc["samples"]["get_latency_ns"]) == 3 * np_
-        assert 0 < doc["derived"]["variants"]["read_element"]["predicted_efficiency"] < 1
+        efficiency = doc["derived"]["variants"]["read_element"]["predicted_efficiency"]
+        # under an emulator a remote get may cost no more than a local read: the model gives 1
+        assert 0 < efficiency < 1 or (emulated() and efficiency == 1)
 
 
 def test_random_permutation_makes_access_irregular():

@@ -16,11 +16,11 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <x86intrin.h>
 
 #include "alloc.h"
 #include "comm.h"
 #include "result.h"
+#include "spin.h"
 #include "timer.h"
 
 static const pa_param params[] = {
@@ -150,7 +150,7 @@ typedef struct {
 static void wait_flag(volatile uint64_t *flag, uint64_t sequence)
 {
     for (unsigned spins = 1; __atomic_load_n(flag, __ATOMIC_ACQUIRE) != sequence; spins++) {
-        _mm_pause();
+        pa_spin_pause();
         if (spins % 256 == 0) /* an oversubscribed host: let the other rank run */
             sched_yield();
     }

@@ -1,4 +1,4 @@
-/* Which extensions this build may use: compiled with the build's architecture flags (like every
+/* Which extensions this build may use (x86, or aarch64): compiled with the build's architecture flags (like every
  * measuring file), so the compiler's predefined macros (__AVX2__, __AVX512F__, ...) say what it
  * was allowed to emit everywhere else. Only data: no instruction of this file runs. */
 #include "isa.h"
@@ -25,7 +25,7 @@ const char pa_isa_built_for[] = ""
 #ifdef __LAHF_SAHF__
                                 " lahf_lm"
 #endif
-#ifdef __GCC_HAVE_SYNC_COMPARE_AND_SWAP_16
+#if defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_16) && (defined(__x86_64__) || defined(__i386__))
                                 " cmpxchg16b"
 #endif
 #ifdef __MOVBE__
@@ -132,5 +132,78 @@ const char pa_isa_built_for[] = ""
 #endif
 #ifdef __AMX_BF16__
                                 " amx-bf16"
+#endif
+/* aarch64: the names of /proc/cpuinfo's Features, from the ACLE's feature macros */
+#ifdef __ARM_FEATURE_CRC32
+                                " crc32"
+#endif
+#ifdef __ARM_FEATURE_AES
+                                " aes"
+#endif
+#ifdef __ARM_FEATURE_AES
+                                " pmull"
+#endif
+#ifdef __ARM_FEATURE_SHA2
+                                " sha2"
+#endif
+#ifdef __ARM_FEATURE_ATOMICS
+                                " atomics"
+#endif
+#ifdef __ARM_FEATURE_FP16_SCALAR_ARITHMETIC
+                                " fphp"
+#endif
+#ifdef __ARM_FEATURE_FP16_VECTOR_ARITHMETIC
+                                " asimdhp"
+#endif
+#ifdef __ARM_FEATURE_QRDMX
+                                " asimdrdm"
+#endif
+#ifdef __ARM_FEATURE_JCVT
+                                " jscvt"
+#endif
+#ifdef __ARM_FEATURE_COMPLEX
+                                " fcma"
+#endif
+#ifdef __ARM_FEATURE_SHA3
+                                " sha3"
+#endif
+#ifdef __ARM_FEATURE_SM3
+                                " sm3"
+#endif
+#ifdef __ARM_FEATURE_SM4
+                                " sm4"
+#endif
+#ifdef __ARM_FEATURE_DOTPROD
+                                " asimddp"
+#endif
+#ifdef __ARM_FEATURE_SHA512
+                                " sha512"
+#endif
+#ifdef __ARM_FEATURE_FP16_FML
+                                " asimdfhm"
+#endif
+#ifdef __ARM_FEATURE_SVE
+                                " sve"
+#endif
+#ifdef __ARM_FEATURE_SVE2
+                                " sve2"
+#endif
+#ifdef __ARM_FEATURE_FRINT
+                                " frint"
+#endif
+#ifdef __ARM_FEATURE_MATMUL_INT8
+                                " i8mm"
+#endif
+#ifdef __ARM_FEATURE_BF16_VECTOR_ARITHMETIC
+                                " bf16"
+#endif
+#ifdef __ARM_FEATURE_SVE_MATMUL_INT8
+                                " svei8mm"
+#endif
+#ifdef __ARM_FEATURE_RNG
+                                " rng"
+#endif
+#ifdef __ARM_FEATURE_MEMORY_TAGGING
+                                " mte"
 #endif
     ;

@@ -2,15 +2,15 @@
  *
  * The measuring code is compiled for the build machine (-march=native, or PERFATLAS_ARCH): on a
  * CPU without one of its extensions (a login node's AVX-512 build on older compute nodes) it dies
- * with SIGILL wherever the compiler happened to use one. This file is compiled for the x86-64
- * baseline (native/common/CMakeLists.txt), and its constructor runs before main and before the
- * program's other constructors: it compares what the build may use (isa_built.c) with what the
- * CPU and the OS support (__builtin_cpu_supports: CPUID, and XGETBV for the AVX and AMX register
- * states) and, if something is missing, says so in one sentence and exits with status 2. */
+ * with SIGILL wherever the compiler happened to use one. This file is compiled for the x86-64 (or
+ * armv8-a) baseline (native/common/CMakeLists.txt), and its constructor runs before main and
+ * before the program's other constructors: it compares what the build may use (isa_built.c) with
+ * what the CPU and the OS support (x86: __builtin_cpu_supports, that is CPUID, and XGETBV for the
+ * AVX and AMX register states; aarch64: the kernel's HWCAP and HWCAP2 bits, getauxval(3)) and, if
+ * something is missing, says so in one sentence and exits with status 2. */
 #define _GNU_SOURCE
 #include "isa.h"
 
-#include <cpuid.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -22,6 +22,9 @@
 #endif
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define PA_ISA_GUARD 1
+#define CPU_INIT()   __builtin_cpu_init() /* required before __builtin_cpu_supports */
 
 int pa_isa_cpu_supports(const char *name)
 {
@@ -79,6 +82,66 @@ static void cpu_model(char *model, size_t size)
         snprintf(model, size, "%.*s", (int)(length - start), text + start);
 }
 
+#elif defined(__aarch64__)
+#include <sys/auxv.h>
+
+#include "cpu_arm.h"
+#define PA_ISA_GUARD 1
+#define CPU_INIT()   (void)0
+
+/* The names are /proc/cpuinfo's "Features" (isa_built.c), each with its HWCAP bit
+ * (arch/arm64/include/uapi/asm/hwcap.h); a bit this C library does not define is not checked. */
+int pa_isa_cpu_supports(const char *name)
+{
+    unsigned long hwcap = getauxval(AT_HWCAP), hwcap2 = getauxval(AT_HWCAP2);
+    (void)hwcap2;
+/* clang-format off */
+#define PA_ISA(feature, word, bit)                                                               \
+    if (strcmp(name, feature) == 0)                                                              \
+        return (word & (bit)) != 0
+    PA_ISA("crc32", hwcap, HWCAP_CRC32); PA_ISA("aes", hwcap, HWCAP_AES);
+    PA_ISA("pmull", hwcap, HWCAP_PMULL); PA_ISA("sha1", hwcap, HWCAP_SHA1);
+    PA_ISA("sha2", hwcap, HWCAP_SHA2); PA_ISA("atomics", hwcap, HWCAP_ATOMICS);
+    PA_ISA("fphp", hwcap, HWCAP_FPHP); PA_ISA("asimdhp", hwcap, HWCAP_ASIMDHP);
+    PA_ISA("asimdrdm", hwcap, HWCAP_ASIMDRDM); PA_ISA("jscvt", hwcap, HWCAP_JSCVT);
+    PA_ISA("fcma", hwcap, HWCAP_FCMA); PA_ISA("lrcpc", hwcap, HWCAP_LRCPC);
+    PA_ISA("sha3", hwcap, HWCAP_SHA3); PA_ISA("sm3", hwcap, HWCAP_SM3);
+    PA_ISA("sm4", hwcap, HWCAP_SM4); PA_ISA("asimddp", hwcap, HWCAP_ASIMDDP);
+    PA_ISA("sha512", hwcap, HWCAP_SHA512); PA_ISA("sve", hwcap, HWCAP_SVE);
+    PA_ISA("asimdfhm", hwcap, HWCAP_ASIMDFHM);
+#ifdef HWCAP2_SVE2
+    PA_ISA("sve2", hwcap2, HWCAP2_SVE2); PA_ISA("frint", hwcap2, HWCAP2_FRINT);
+    PA_ISA("i8mm", hwcap2, HWCAP2_I8MM); PA_ISA("bf16", hwcap2, HWCAP2_BF16);
+    PA_ISA("svei8mm", hwcap2, HWCAP2_SVEI8MM); PA_ISA("svebf16", hwcap2, HWCAP2_SVEBF16);
+    PA_ISA("rng", hwcap2, HWCAP2_RNG); PA_ISA("mte", hwcap2, HWCAP2_MTE);
+#endif
+#undef PA_ISA
+    /* clang-format on */
+    return 1;
+}
+
+/* A build for this level (-march=) runs here: the Armv8/v9 profile its extensions make up, as far
+ * as user space sees (SVE2: Armv9-A; SVE or dot product: Armv8.2-A with them). */
+static const char *cpu_level(void)
+{
+    if (pa_isa_cpu_supports("sve2"))
+        return "armv9-a";
+    if (pa_isa_cpu_supports("sve"))
+        return "armv8.2-a+sve";
+    if (pa_isa_cpu_supports("asimddp") && pa_isa_cpu_supports("atomics"))
+        return "armv8.2-a+dotprod";
+    return "armv8-a";
+}
+
+static void cpu_model(char *model, size_t size)
+{
+    if (pa_arm_cpu_describe(model, size) != 0)
+        snprintf(model, size, "unknown model");
+}
+
+#endif
+
+#ifdef PA_ISA_GUARD
 /* The file this code was loaded from: the executable, or libperfatlas-ipm.so in a program. */
 static const char *binary_name(void)
 {
@@ -92,7 +155,7 @@ static const char *binary_name(void)
 
 __attribute__((constructor(101))) static void pa_isa_guard(void)
 {
-    __builtin_cpu_init(); /* required before __builtin_cpu_supports in a constructor */
+    CPU_INIT();
     char missing[512] = "";
     size_t used = 0;
     const char *feature = pa_isa_built_for;
@@ -117,7 +180,8 @@ __attribute__((constructor(101))) static void pa_isa_guard(void)
     _exit(2); /* nothing else of this build may run: not even atexit handlers */
 }
 
-#else /* not x86: the compiler's -march describes a CPU family this check does not know */
+#else /* neither x86 nor aarch64: the compiler's -march describes a CPU family this check does not
+       * know */
 
 int pa_isa_cpu_supports(const char *name)
 {

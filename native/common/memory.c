@@ -80,7 +80,13 @@ static const char *apply_policy(pa_buffer *b)
     struct bitmask *mask = NULL;
     if (b->node >= 0) {
         int nodes = node_count();
-        if (numa_available() < 0 || b->node > numa_max_node() ||
+        if (numa_available() < 0) { /* also under qemu-user, which has no NUMA system calls */
+            snprintf(sentence, sizeof sentence,
+                     "memory node %d is not measurable here: the kernel has no NUMA support",
+                     b->node);
+            return sentence;
+        }
+        if (b->node > numa_max_node() ||
             !numa_bitmask_isbitset(numa_all_nodes_ptr, (unsigned)b->node)) {
             snprintf(sentence, sizeof sentence,
                      "memory node %d does not exist here (%d NUMA node%s): remote NUMA is not "

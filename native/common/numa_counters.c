@@ -14,6 +14,8 @@
 #include <papi.h>
 #endif
 
+#include "cpu_arm.h"
+
 /* -- the events, by CPU ------------------------------------------------------------------------ */
 
 typedef struct {
@@ -103,6 +105,17 @@ static const cpu_events table[] = {
 };
 #define TABLE_COVERS "Intel Xeon from Haswell-EP to Emerald Rapids and AMD Zen 2 to Zen 5"
 
+/* Arm cores (implementer 0x41 Neoverse, Fujitsu A64FX, NVIDIA Grace's Neoverse V2): their PMUs
+ * (Arm's Neoverse N1, V1, N2, V2 technical reference manuals, PMU events; Linux perf
+ * arch/arm64/arm/neoverse-*) count REMOTE_ACCESS (0x31: accesses served by another socket, its
+ * caches or its memory) and LL_CACHE_MISS_RD (0x37: last-level misses wherever served), but no
+ * event counts the accesses that local DRAM served, and neither splits DRAM from caches: the
+ * local/remote DRAM pair this document reports does not exist there. */
+#define ARM_NO_PAIR                                                                             \
+    "%s: its PMU counts accesses served by another socket (REMOTE_ACCESS, event 0x31) and "     \
+    "last-level cache misses (LL_CACHE_MISS_RD, 0x37) but no event counts local DRAM accesses " \
+    "or tells DRAM from a remote cache, so local and remote DRAM accesses are not counted"
+
 /* -- state ------------------------------------------------------------------------------------- */
 
 enum backend {
@@ -148,16 +161,19 @@ static int is_key(const char *line, size_t length, const char *key)
     return length == strlen(key) && strncmp(line, key, length) == 0;
 }
 
-/* vendor_id, cpu family and model of the first processor listed. */
-static int identify_cpu(char *vendor, size_t size, int *family, int *model)
+/* vendor_id, cpu family and model of the first processor listed (x86); or, for an Arm CPU, its
+ * "CPU implementer" and "CPU part" (MIDR_EL1's fields), with family and model -1. */
+static int identify_cpu(char *vendor, size_t size, int *family, int *model, int *implementer,
+                        int *part)
 {
     FILE *file = fopen(cpuinfo_path(), "r");
     if (!file)
         return -1;
     *vendor = '\0';
-    *family = *model = -1;
+    *family = *model = *implementer = *part = -1;
     char line[512];
-    while (fgets(line, sizeof line, file) && (!*vendor || *family < 0 || *model < 0)) {
+    while (fgets(line, sizeof line, file) && (!*vendor || *family < 0 || *model < 0) &&
+           (*implementer < 0 || *part < 0)) {
         char *colon = strchr(line, ':');
         if (!colon)
             continue;
@@ -169,18 +185,62 @@ static int identify_cpu(char *vendor, size_t size, int *family, int *model)
             *family = atoi(value);
         else if (is_key(line, key, "model") && *model < 0)
             *model = atoi(value);
+        else if (is_key(line, key, "CPU implementer") && *implementer < 0)
+            *implementer = (int)strtol(value, NULL, 0);
+        else if (is_key(line, key, "CPU part") && *part < 0)
+            *part = (int)strtol(value, NULL, 0);
     }
     fclose(file);
+    if (*implementer >= 0 && *part >= 0)
+        return 0;
     return *vendor && *family >= 0 && *model >= 0 ? 0 : -1;
+}
+
+/* The architecture this program was compiled for, and whether the CPU described is another one:
+ * under qemu-user an aarch64 program reads the x86-64 host's /proc/cpuinfo, and the host's
+ * counters are not the emulated program's. A file named by PERFATLAS_CPUINFO is a table check. */
+#if defined(__x86_64__) || defined(__i386__)
+#define THIS_ARCH  "x86-64"
+#define CPU_FIELDS "vendor_id, cpu family and model"
+#elif defined(__aarch64__)
+#define THIS_ARCH  "aarch64"
+#define CPU_FIELDS "CPU implementer and CPU part"
+#else
+#define THIS_ARCH  "another architecture"
+#define CPU_FIELDS "vendor_id, cpu family and model, or CPU implementer and CPU part,"
+#endif
+static int described_elsewhere(int is_arm)
+{
+    const char *path = getenv("PERFATLAS_CPUINFO");
+    if (path && *path)
+        return 0;
+    return is_arm ? strcmp(THIS_ARCH, "aarch64") != 0 : strcmp(THIS_ARCH, "x86-64") != 0;
 }
 
 static const cpu_events *find_cpu(void)
 {
     char vendor[64];
-    int family, model;
-    if (identify_cpu(vendor, sizeof vendor, &family, &model) != 0) {
+    int family, model, implementer, part;
+    if (identify_cpu(vendor, sizeof vendor, &family, &model, &implementer, &part) != 0) {
+        snprintf(state.reason, sizeof state.reason, "cannot read the CPU's " CPU_FIELDS " from %s",
+                 cpuinfo_path());
+        return NULL;
+    }
+    int is_arm = implementer >= 0;
+    if (described_elsewhere(is_arm)) {
         snprintf(state.reason, sizeof state.reason,
-                 "cannot read the CPU's vendor_id, cpu family and model from %s", cpuinfo_path());
+                 "%s describes %s CPU but this program is " THIS_ARCH
+                 ": it runs under emulation (qemu-user), where the hardware counters are not "
+                 "this program's",
+                 cpuinfo_path(), is_arm ? "an Arm" : "an x86-64");
+        return NULL;
+    }
+    if (is_arm) {
+        const char *name = pa_arm_cpu_name((unsigned)implementer, (unsigned)part);
+        char cpu[96];
+        snprintf(cpu, sizeof cpu, "%s (implementer 0x%02x, part 0x%03x)", name ? name : "Arm CPU",
+                 (unsigned)implementer, (unsigned)part);
+        snprintf(state.reason, sizeof state.reason, ARM_NO_PAIR, cpu);
         return NULL;
     }
     for (size_t i = 0; i < sizeof table / sizeof *table; i++)

@@ -11,9 +11,13 @@ static double seconds_per_tick = 1e-9;
 static double tsc_hz;
 static double resolution_ns;
 
+/* The counter pa_ticks() may read is constant-rate: the invariant TSC; on aarch64 the generic
+ * timer always is (Arm ARM D11.1.2), and Linux enables EL0 reads of cntvct_el0. */
 static int tsc_is_invariant(void)
 {
-#ifndef PA_HAVE_TSC
+#if defined(PA_HAVE_CNTVCT)
+    return 1;
+#elif !defined(PA_HAVE_TSC)
     return 0;
 #else
     unsigned eax, ebx, ecx, edx;
@@ -111,18 +115,36 @@ double pa_ticks_to_seconds(uint64_t ticks) { return (double)ticks * seconds_per_
 
 double pa_timer_resolution_ns(void) { return resolution_ns; }
 
+#ifdef PA_HAVE_CNTVCT
+#define COUNTER_SOURCE "cntvct_el0 (generic timer)"
+/* The generic timer's frequency as the firmware programmed it into cntfrq_el0. */
+static double cntfrq_hz(void)
+{
+    uint64_t hz;
+    __asm__ volatile("mrs %0, cntfrq_el0" : "=r"(hz));
+    return (double)hz;
+}
+#else
+#define COUNTER_SOURCE "rdtsc (invariant TSC)"
+#endif
+
 void pa_timer_json(pa_json *json)
 {
     pa_json_key(json, "timer");
     pa_json_begin_object(json);
     pa_json_key_string(json, "source",
-                       pa_timer_uses_tsc ? "rdtsc (invariant TSC)"
-                                         : "clock_gettime(CLOCK_MONOTONIC_RAW)");
+                       pa_timer_uses_tsc ? COUNTER_SOURCE : "clock_gettime(CLOCK_MONOTONIC_RAW)");
     pa_json_key_double(json, "resolution_ns", resolution_ns);
     pa_json_key(json, "tsc_hz");
+#ifdef PA_HAVE_TSC
     if (pa_timer_uses_tsc)
         pa_json_double(json, tsc_hz);
     else
+#endif
         pa_json_null(json);
+#ifdef PA_HAVE_CNTVCT /* the TSC's place: the counter's calibrated and its stated rate */
+    pa_json_key_double(json, "counter_hz", tsc_hz);
+    pa_json_key_double(json, "cntfrq_hz", cntfrq_hz());
+#endif
     pa_json_end_object(json);
 }

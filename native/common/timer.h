@@ -1,7 +1,9 @@
 /* Calibrated wall-clock timer.
  *
- * The time-stamp counter is used only where it is invariant (constant rate across P- and C-states:
- * CPUID 0x80000007 EDX bit 8); its rate is calibrated against CLOCK_MONOTONIC_RAW. Elsewhere the
+ * x86: the time-stamp counter is used only where it is invariant (constant rate across P- and
+ * C-states: CPUID 0x80000007 EDX bit 8). aarch64: the generic timer's virtual count, cntvct_el0,
+ * which the architecture defines as constant-rate and Linux lets user space read (its nominal rate
+ * is cntfrq_el0). Either counter's rate is calibrated against CLOCK_MONOTONIC_RAW. Elsewhere the
  * timer is clock_gettime(CLOCK_MONOTONIC_RAW). The resolution reported is measured, not assumed. */
 #ifndef PA_TIMER_H
 #define PA_TIMER_H
@@ -11,10 +13,13 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #define PA_HAVE_TSC 1
+#elif defined(__aarch64__)
+#define PA_HAVE_CNTVCT 1
 #endif
 
 #include "json.h"
 
+/* 1 where pa_ticks() reads a counter (the TSC, or cntvct_el0), 0 for CLOCK_MONOTONIC_RAW. */
 extern int pa_timer_uses_tsc;
 
 /* Calibrates the timer and measures its resolution; call once before any pa_ticks(). */
@@ -28,7 +33,9 @@ void pa_timer_finish_calibration(void);
 
 /* A timestamp in timer ticks. lfence on both sides keeps the read from drifting into the timed
  * region or out of it (Intel, "How to benchmark code execution times", 2010; AMD's lfence is
- * dispatch-serializing under Linux). */
+ * dispatch-serializing under Linux); on aarch64 isb does the same for the counter read (Arm ARM
+ * D11.2.2: reads of the counter may occur speculatively and out of order; Linux's
+ * __arch_counter_get_cntvct brackets it likewise). */
 static inline uint64_t pa_ticks(void)
 {
 #ifdef PA_HAVE_TSC
@@ -37,6 +44,12 @@ static inline uint64_t pa_ticks(void)
         uint64_t tsc = __rdtsc();
         _mm_lfence();
         return tsc;
+    }
+#elif defined(PA_HAVE_CNTVCT)
+    if (pa_timer_uses_tsc) {
+        uint64_t count;
+        __asm__ volatile("isb\n\tmrs %0, cntvct_el0\n\tisb" : "=r"(count) : : "memory");
+        return count;
     }
 #endif
     struct timespec ts;
@@ -52,6 +65,12 @@ static inline uint64_t pa_ticks_unfenced(void)
 #ifdef PA_HAVE_TSC
     if (pa_timer_uses_tsc)
         return __rdtsc();
+#elif defined(PA_HAVE_CNTVCT)
+    if (pa_timer_uses_tsc) {
+        uint64_t count;
+        __asm__ volatile("mrs %0, cntvct_el0" : "=r"(count));
+        return count;
+    }
 #endif
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
@@ -61,7 +80,8 @@ static inline uint64_t pa_ticks_unfenced(void)
 double pa_ticks_to_seconds(uint64_t ticks);
 double pa_timer_resolution_ns(void);
 
-/* "timer": {"source": ..., "resolution_ns": ..., "tsc_hz": ... or null} */
+/* "timer": {"source": ..., "resolution_ns": ..., "tsc_hz": ... or null}; on aarch64 also
+ * "counter_hz" (cntvct_el0's calibrated rate) and "cntfrq_hz" (the rate cntfrq_el0 states). */
 void pa_timer_json(pa_json *json);
 
 #endif

@@ -11,6 +11,7 @@
  * order, each point with its own buffer, first touch, calibration, samples and check, and writes
  * one document per point (a JSON array), as separate launches would (docs/contract.md, Series). */
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,12 @@ static const pa_param params[] = {
     {"page", PA_SIZE, "4KiB", "page size of the arrays", "4KiB,2MiB", 0, 0},
     {"samples", PA_INT, "9", "timed samples after warm-up", NULL, 1, 1e6},
     {"min_sample_time", PA_DURATION, "20ms", "shortest duration of one sample", NULL, 0, 3600},
+#ifdef __aarch64__
+    {"vector", PA_CHOICE, "auto",
+     "vector code: auto (the build's: NEON, or SVE where the build targets it) or sve (the "
+     "kernel's loop compiled for SVE; not measurable on a CPU without it)",
+     "auto,sve", 0, 0},
+#endif
 };
 
 typedef struct {
@@ -54,6 +61,9 @@ typedef struct {
     double min_seconds;
     pa_buffer buffer;
     const char *why; /* not measurable */
+    const char
+        *unsupported;      /* not measurable at any size: the CPU lacks the vector=sve loop's ISA */
+    pa_kernel_fn *variant; /* vector=sve: the SVE loop */
     pa_thread_placement *placement;
     double *seconds;
     uint64_t iterations;
@@ -64,7 +74,7 @@ typedef struct {
  * contiguous, each slice a multiple of PA_KERNEL_GRAIN doubles. */
 static pa_slice slice_of(const run *r, int t)
 {
-    pa_slice slice = {.kernel = r->kernel, .nt = r->nt, .n = r->per_thread};
+    pa_slice slice = {.kernel = r->kernel, .nt = r->nt, .variant = r->variant, .n = r->per_thread};
     double *base = (double *)r->buffer.base;
     for (int k = 0; k < r->kernel->arrays; k++)
         slice.array[k] = base + ((size_t)k * (size_t)r->threads + (size_t)t) * r->per_thread;
@@ -138,6 +148,8 @@ static void measure_point(pa_json *json, const pa_args *args, run *r, const int 
     size_t used = r->per_thread * sizeof(double) * (size_t)(r->kernel->arrays * r->threads);
     r->why =
         pa_buffer_map(&r->buffer, used, pa_arg_size(args, "page"), (int)pa_arg_int(args, "node"));
+    if (!r->why)
+        r->why = r->unsupported;
     r->iterations = 0;
     for (int t = 0; t < r->threads; t++)
         r->placement[t] = (pa_thread_placement){.cpu_requested = cpus[t]};
@@ -170,6 +182,29 @@ static void write_catalog(void)
         pa_fail(2, "cannot write the kernel catalog");
 }
 
+#ifdef __aarch64__
+/* vector=sve: the kernel's SVE loop, refused for a kernel without one; on a CPU without SVE every
+ * point is not measurable here, with the reason (the check is the kernel's HWCAP_SVE). */
+static void choose_vector(run *r, const char *vector)
+{
+    if (strcmp(vector, "sve") != 0)
+        return;
+    if (r->nt)
+        pa_fail(2, "vector=sve has ordinary stores only: leave out store=nt");
+    static char why[256];
+    const char *missing = pa_kernel_sve_missing();
+    r->variant = pa_kernel_sve(r->kernel);
+    if (missing)
+        snprintf(why, sizeof why, "op=%s vector=sve cannot run here: %s", r->kernel->name, missing);
+    else if (!r->variant)
+        pa_fail(2,
+                "vector=sve does not apply to op %s: SVE loops exist for read, write, rmw, copy, "
+                "scale, add and triad",
+                r->kernel->name);
+    r->unsupported = missing ? why : NULL;
+}
+#endif
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "--kernels") == 0) {
@@ -188,6 +223,9 @@ int main(int argc, char **argv)
                 "store=nt does not apply to op %s: non-temporal stores exist for write, rmw, "
                 "copy, scale, add and triad",
                 r.kernel->name);
+#ifdef __aarch64__
+    choose_vector(&r, pa_arg_text(&args, "vector"));
+#endif
     const int *cpus = pa_arg_cpus(&args, "cpus", &r.threads);
     pa_cpus_validate(cpus, r.threads);
     int points = pa_arg_points(&args, "bytes");

@@ -10,7 +10,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <x86intrin.h>
 
 #include "affinity.h"
 #include "alloc.h"
@@ -20,6 +19,7 @@
 #include "memory.h"
 #include "result.h"
 #include "sampler.h"
+#include "spin.h"
 #include "timer.h"
 
 /* bytes= may list a series of working sets: one process measures them in order, each point with
@@ -92,7 +92,7 @@ static void load_thread(experiment *e)
         if (mode == LOAD_NONE) {
             if (atomic_load(&e->acknowledged) != request)
                 atomic_store(&e->acknowledged, request);
-            _mm_pause();
+            pa_spin_pause();
             continue;
         }
         chunk.kernel = pa_kernel_find(kernel_of[mode]);
@@ -113,7 +113,7 @@ static void ask(experiment *e, unsigned *generation, int mode)
     unsigned request = ++*generation * 4 + (unsigned)mode;
     atomic_store(&e->request, request);
     while (mode != LOAD_STOP && atomic_load(&e->acknowledged) != request)
-        _mm_pause();
+        pa_spin_pause();
 }
 
 static void measuring_thread(experiment *e)

@@ -1,81 +1,71 @@
 #include "kernels.h"
 
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#endif
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#define SCALAR      3.0
+#include "kernels_loops.h"
+
 #define MEMSET_BYTE 0x40 /* every double of the buffer reads 0x4040404040404040 = 32.50196... */
 
 /* The widest vector the build targets. GCC vector types take ordinary operators (and a scalar
- * operand is broadcast), so one expression serves scalar and vector code alike. */
+ * operand is broadcast), so one expression serves scalar and vector code alike. A streaming store
+ * writes one vector past the caches: x86 movntpd; aarch64 stnp, the non-temporal store pair
+ * (NEON's 128-bit vector as its two doubles); the closing fence orders the streamed stores before
+ * the timing barrier (sfence; dmb ish). */
 #if defined(__AVX512F__)
 typedef __m512d pa_vec;
 #define pa_stream _mm512_stream_pd
 #elif defined(__AVX__)
 typedef __m256d pa_vec;
 #define pa_stream _mm256_stream_pd
-#else
+#elif defined(__SSE2__)
 typedef __m128d pa_vec;
 #define pa_stream _mm_stream_pd
+#elif defined(__aarch64__)
+typedef float64x2_t pa_vec;
+static inline void pa_stream(double *p, pa_vec v)
+{
+    __asm__ volatile("stnp %d1, %d2, [%0]" : : "r"(p), "w"(v[0]), "w"(v[1]) : "memory");
+}
+#else
+#error "no vector type known for this architecture"
+#endif
+#ifdef __aarch64__
+#define pa_stream_fence() __atomic_thread_fence(__ATOMIC_SEQ_CST) /* dmb ish */
+#else
+#define pa_stream_fence _mm_sfence
 #endif
 #define VEC_DOUBLES (sizeof(pa_vec) / sizeof(double))
-#define ALIGNED(p)  __builtin_assume_aligned(p, 64)
 
-/* An element-wise kernel is written once, DST[i] = VALUE, and compiled twice: with ordinary stores,
- * as a loop the compiler vectorizes, and with non-temporal stores, where the same VALUE is
- * evaluated on whole vectors (a, b, c and s are then vectors) and written by the streaming
- * intrinsic; the closing sfence orders the streamed stores before the timing barrier. Both walk the
- * arrays in blocks of BLOCK doubles with a constant-trip inner loop, which the compiler unrolls
- * completely: four 64-byte vectors per iteration, as likwid-bench's kernels do. */
-#define BLOCK 32
-#define ELEMENTWISE(name, DST, VALUE)                                                          \
-    static double name##_normal(double *restrict a_, double *restrict b_, double *restrict c_, \
-                                size_t n)                                                      \
-    {                                                                                          \
-        for (size_t j = 0; j < n; j += BLOCK) {                                                \
-            double *restrict a = ALIGNED(a_ + j), *restrict b = ALIGNED(b_ + j),               \
-                             *restrict c = ALIGNED(c_ + j);                                    \
-            const double s = SCALAR;                                                           \
-            (void)a, (void)b, (void)c, (void)s;                                                \
-            _Pragma("omp simd") for (size_t i = 0; i < BLOCK; i++) DST[i] = VALUE;             \
-        }                                                                                      \
-        return 0;                                                                              \
-    }                                                                                          \
-    static double name##_nt(double *restrict a_, double *restrict b_, double *restrict c_,     \
-                            size_t n)                                                          \
-    {                                                                                          \
-        for (size_t j = 0; j < n; j += BLOCK) {                                                \
-            pa_vec *restrict a = (pa_vec *)(a_ + j), *restrict b = (pa_vec *)(b_ + j),         \
-                             *restrict c = (pa_vec *)(c_ + j);                                 \
-            const pa_vec s = (pa_vec){0} + SCALAR;                                             \
-            (void)a, (void)b, (void)c, (void)s;                                                \
-            for (size_t i = 0; i < BLOCK / VEC_DOUBLES; i++)                                   \
-                pa_stream((double *)&DST[i], VALUE);                                           \
-        }                                                                                      \
-        _mm_sfence();                                                                          \
-        return 0;                                                                              \
+/* An element-wise kernel is written once, DST[i] = VALUE (kernels_loops.h), and compiled twice:
+ * with ordinary stores, as a loop the compiler vectorizes, and with non-temporal stores, where the
+ * same VALUE is evaluated on whole vectors (a, b, c and s are then vectors) and written by the
+ * streaming store, in the same blocks of BLOCK doubles. */
+#define ELEMENTWISE(name, DST, VALUE)                                                      \
+    PA_LOOP_ELEMENTWISE(name##_normal, DST, VALUE)                                         \
+    static double name##_nt(double *restrict a_, double *restrict b_, double *restrict c_, \
+                            size_t n)                                                      \
+    {                                                                                      \
+        for (size_t j = 0; j < n; j += BLOCK) {                                            \
+            pa_vec *restrict a = (pa_vec *)(a_ + j), *restrict b = (pa_vec *)(b_ + j),     \
+                             *restrict c = (pa_vec *)(c_ + j);                             \
+            const pa_vec s = (pa_vec){0} + SCALAR;                                         \
+            (void)a, (void)b, (void)c, (void)s;                                            \
+            for (size_t i = 0; i < BLOCK / VEC_DOUBLES; i++)                               \
+                pa_stream((double *)&DST[i], VALUE);                                       \
+        }                                                                                  \
+        pa_stream_fence();                                                                 \
+        return 0;                                                                          \
     }
 
-ELEMENTWISE(write, a, s)
-ELEMENTWISE(rmw, a, a[i] + s)
-ELEMENTWISE(copy, b, a[i])
-ELEMENTWISE(scale, b, s *a[i])
-ELEMENTWISE(add, c, a[i] + b[i])
-ELEMENTWISE(triad, a, b[i] + s * c[i])
-
-/* sum += a[i]: the reduction the compiler vectorizes (one vector accumulator). */
-static double read_normal(double *restrict a, double *restrict b, double *restrict c, size_t n)
-{
-    (void)b, (void)c;
-    a = ALIGNED(a);
-    double sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (size_t i = 0; i < n; i++)
-        sum += a[i];
-    return sum;
-}
+PA_ELEMENTWISE_KERNELS(ELEMENTWISE)
+PA_LOOP_READ(read_normal)
 
 /* The hand-unrolled variants: eight vectors per iteration, a read with eight independent
  * accumulators so that the adds' latency does not bound the loads. */
@@ -194,7 +184,9 @@ void pa_slice_init(pa_slice *slice)
 void pa_slice_work(void *context, uint64_t repetitions)
 {
     pa_slice *slice = context;
-    pa_kernel_fn *fn = slice->nt ? slice->kernel->streaming : slice->kernel->normal;
+    pa_kernel_fn *fn = slice->nt        ? slice->kernel->streaming
+                       : slice->variant ? slice->variant
+                                        : slice->kernel->normal;
     /* arrays the kernel does not use stand in as a, never accessed: no NULL arithmetic */
     double *a = slice->array[0];
     double *b = slice->array[1] ? slice->array[1] : a, *c = slice->array[2] ? slice->array[2] : a;

@@ -24,6 +24,13 @@ typedef struct {
 
 const pa_kernel *pa_kernel_find(const char *name);
 
+/* The kernel's loop compiled for SVE (kernels_sve.c), or NULL: not aarch64, a compiler without
+ * SVE, or a kernel without such a loop (only the element-wise ones and read have one). */
+pa_kernel_fn *pa_kernel_sve(const pa_kernel *kernel);
+
+/* Why this CPU cannot run SVE loops, in one sentence; NULL where it can (HWCAP_SVE). */
+const char *pa_kernel_sve_missing(void);
+
 /* Iteration over the catalog in kernels.def order: first, then next until NULL. */
 const pa_kernel *pa_kernel_first(void);
 const pa_kernel *pa_kernel_next(const pa_kernel *kernel);
@@ -37,6 +44,7 @@ static inline int pa_kernel_bytes_per_iteration(const pa_kernel *k)
 typedef struct {
     const pa_kernel *kernel;
     int nt;                              /* use the streaming variant */
+    pa_kernel_fn *variant;               /* else this loop, where set (an SVE one), for normal */
     double *array[PA_KERNEL_MAX_ARRAYS]; /* a, b, c (unused ones NULL) */
     size_t n;                            /* elements per array, a multiple of PA_KERNEL_GRAIN */
     uint64_t runs;                       /* times the kernel ran on this slice */

@@ -12,7 +12,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <x86intrin.h>
 
 #include "affinity.h"
 #include "alloc.h"
@@ -22,6 +21,7 @@
 #include "numa_counters.h"
 #include "result.h"
 #include "sampler.h"
+#include "spin.h"
 #include "timer.h"
 
 static const pa_param params[] = {
@@ -129,7 +129,7 @@ static void measure_point(pa_json *json, const pa_args *args, const int *cpus, i
                 atomic_store(&turn, m + 1);
             } else {
                 while (atomic_load(&turn) <= m) /* keep this core busy, not idle */
-                    _mm_pause();
+                    pa_spin_pause();
             }
 #pragma omp barrier
         }

@@ -24,7 +24,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <x86intrin.h>
 
 #include "affinity.h"
 #include "alloc.h"
@@ -124,8 +123,12 @@ static uint64_t calibrate(double target, double *predicted)
     while ((seconds = fastest(&x, steps, 3)) < reference / 4)
         steps *= 2;
     for (int round = 0; round < 3; round++) {
-        steps = (uint64_t)ceil((double)steps * reference / seconds);
-        seconds = fastest(&x, steps, 21);
+        uint64_t refined = (uint64_t)ceil((double)steps * reference / seconds);
+        double again = fastest(&x, refined, 21);
+        if (again <= 0) /* within one tick of a coarse counter (aarch64's, 62.5 MHz under qemu):
+                           keep the last timed length rather than divide by zero */
+            break;
+        steps = refined, seconds = again;
     }
     uint64_t scaled = (uint64_t)llround((double)steps * target / seconds);
     if (scaled < 1)

@@ -7,6 +7,7 @@
 
 #include "affinity.h"
 #include "args.h"
+#include "cpu_arm.h"
 #include "json.h"
 #include "result.h"
 #include "timer.h"
@@ -20,7 +21,8 @@ static void key_cpuset(pa_json *json, const char *key, hwloc_const_cpuset_t set)
     pa_json_key_string(json, key, list);
 }
 
-/* The package's CPUModel info attribute, else the first "model name" of /proc/cpuinfo. */
+/* The package's CPUModel info attribute, else the first "model name" of /proc/cpuinfo, else (an
+ * Arm CPU, which hwloc describes by MIDR fields only) the name MIDR_EL1 gives (cpu_arm.c). */
 static void cpu_model(hwloc_topology_t topo, char *out, size_t size)
 {
     hwloc_obj_t package = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0);
@@ -40,6 +42,8 @@ static void cpu_model(hwloc_topology_t topo, char *out, size_t size)
     }
     if (cpuinfo)
         fclose(cpuinfo);
+    if (!model && here && !strcmp(out, "unknown"))
+        pa_arm_cpu_describe(out, size);
 }
 
 /* Memory a NUMA node of this subtype holds is not the PUs' ordinary memory (hwloc's NUMANode

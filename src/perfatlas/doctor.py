@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
+from perfatlas.isa import PORTABLE_LEVEL, WIDE_VECTOR_NAMES, WIDE_VECTORS, architecture, emulated
 from perfatlas.machine import Machine, _command_version, _read, _selected
 from perfatlas.units import format_cpu_list, format_size
 from perfatlas.views import console
@@ -199,8 +200,14 @@ def native_build(machine: Machine) -> Check:
             "recorded it): rebuild with make install",
         )
     isa = build.get("isa") or []
-    wide = [name for name in isa if name.startswith(("avx", "amx"))]
-    uses = f"may use {', '.join(wide)}" if wide else "no AVX or AMX"
+    arch = architecture()
+    prefixes = WIDE_VECTORS.get(arch, WIDE_VECTORS["x86_64"])
+    wide = [name for name in isa if name.startswith(prefixes)]
+    uses = (
+        f"may use {', '.join(wide)}"
+        if wide
+        else f"no {WIDE_VECTOR_NAMES.get(arch, WIDE_VECTOR_NAMES['x86_64'])}"
+    )
     detail = (
         f"built for {build['arch']} ({build.get('cflags', '?')}, {build.get('compiler', '?')}): "
         f"{uses}; this CPU has all {len(isa)} extensions of the build"
@@ -208,7 +215,8 @@ def native_build(machine: Machine) -> Check:
     if build["arch"].startswith("native"):
         detail += (
             "; other CPUs may lack them (a cluster of several CPU types: make install "
-            "PERFATLAS_ARCH=x86-64-v2, or one build per type, docs/portability.md)"
+            f"PERFATLAS_ARCH={PORTABLE_LEVEL.get(arch, PORTABLE_LEVEL['x86_64'])}, or one build "
+            "per type, docs/portability.md)"
         )
     return Check("native build", OK, detail)
 
@@ -277,6 +285,14 @@ def scheduler() -> Check:
 
 def virtualization() -> Check:
     cpuinfo = _read("/proc/cpuinfo") or ""
+    why = emulated(cpuinfo)
+    if why:
+        return Check(
+            "virtualization",
+            LIMITED,
+            f"{why}; NUMA policy and hardware counters are the emulator's, reported not "
+            "measurable (docs/arm64.md)",
+        )
     if " hypervisor" in cpuinfo:
         return Check(
             "virtualization",

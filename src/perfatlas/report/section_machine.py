@@ -31,6 +31,10 @@ def _timer(data: RunData) -> str:
         text += f", resolution {timer['resolution_ns']:.3g} ns"
     if timer.get("tsc_hz"):
         text += f", TSC {timer['tsc_hz'] / 1e9:.4g} GHz"
+    if timer.get("counter_hz"):  # aarch64: cntvct_el0's calibrated and stated (cntfrq_el0) rates
+        text += f", counter {timer['counter_hz'] / 1e6:.4g} MHz"
+        if timer.get("cntfrq_hz"):
+            text += f" (cntfrq_el0 says {timer['cntfrq_hz'] / 1e6:.4g} MHz)"
     return text
 
 

@@ -1,0 +1,28 @@
+"""A build of some native targets from this source tree into a folder of its own (CMake, Ninja):
+for tests of builds other than the installed one (tests/test_portable.py, tests/test_arm64.py)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def build(folder: Path, *defines: str, targets: tuple[str, ...] = ("pa-mem-latency",)) -> Path:
+    """`targets` (and what they link) built from this source tree; their bin/ folder."""
+    if not shutil.which("cmake") or not shutil.which("ninja"):
+        pytest.skip("cmake and ninja are needed to build (make deps installs them)")
+    configure = ["cmake", "-S", str(ROOT), "-B", str(folder), "-G", "Ninja", *defines]
+    subprocess.run(configure, check=True, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        ["cmake", "--build", str(folder), "--target", *targets],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-2000:]
+    return folder / "bin"
