@@ -101,7 +101,7 @@ def test_injected_bandwidth_falls_as_delay_grows():
         "mix=2:1",
     )
     assert [d["params"]["delay"] for d in docs] == delays
-    medians = []
+    rates = []
     for doc, delay in zip(docs, delays):
         bandwidth, seconds = doc["samples"]["injected_Bps"], doc["sample_seconds"]
         accesses = [b * s / LINE for b, s in zip(bandwidth, seconds)]
@@ -111,8 +111,10 @@ def test_injected_bandwidth_falls_as_delay_grows():
         # the injectors' counts over the samples add up to the point's total
         assert sum(accesses) == pytest.approx(doc["derived"]["injected_accesses"], rel=1e-9)
         assert doc["derived"]["verified"] and doc["derived"]["reads_per_period"] == 2
-        medians.append(sorted(bandwidth)[len(bandwidth) // 2])
-    assert medians[0] > medians[1] > medians[2]
+        rates.append(doc["derived"]["injected_accesses"] * LINE / sum(seconds))
+    # over the whole point, so that samples in which this shared VM descheduled the injector
+    # count for their share only
+    assert rates[0] > rates[1] > rates[2]
 
 
 def test_the_chase_visits_every_line_and_the_injectors_check_their_sums():
@@ -177,7 +179,8 @@ def test_bad_input_is_one_sentence(cli, words, says):
     "words, says",
     [
         (["cpu=0", "injectors=0"], "injectors lists PU 0, the chasing thread's cpu"),
-        (["delay=0,x"], "delay=0,x is not an integer or a comma-separated list of integers"),
+        (["delay=0,x"], "delay=x is not an integer"),
+        (["delay=0,,9"], "delay=0,,9 is not an integer or a comma-separated list of integers"),
         (["delay=2000000000"], "delay=2000000000 is out of range"),
     ],
 )
