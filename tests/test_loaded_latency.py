@@ -14,9 +14,11 @@ import pytest
 
 from perfatlas.benchmarks import get
 from perfatlas.machine import Machine
+from perfatlas.memory.analysis_loaded_latency import loaded_curves
 from perfatlas.memory.bench_loaded_latency import NEEDS_TWO_CPUS
 from perfatlas.native import executable
-from perfatlas.store import Store
+from perfatlas.stats import summarize
+from perfatlas.store import Result, Store
 from perfatlas.summary import print_summary
 
 LINE = 64
@@ -200,3 +202,42 @@ def test_one_cpu_is_not_measurable():
     docs = benchmark.run(params, one)
     assert [d["params"]["delay"] for d in docs] == [0, 100]
     assert all(d["not_measurable"] == NEEDS_TWO_CPUS for d in docs)
+
+
+# -- the analysis, on results made up to know the answer --------------------------------------------
+class MadeUpRun:
+    """What loaded_curves reads of a RunData: the measured results."""
+
+    def __init__(self, points: dict[int, tuple[float, float, float]]):
+        self.found = [
+            made_up_result(delay, metric, value)
+            for delay, values in points.items()
+            for metric, value in zip(("latency_ns", "idle_latency_ns", "injected_Bps"), values)
+        ]
+
+    def measured(self, benchmark: str) -> list[Result]:
+        return [r for r in self.found if r.benchmark == benchmark]
+
+
+def made_up_result(delay: int, metric: str, value: float) -> Result:
+    samples = [value * (1 + k / 1000) for k in range(-5, 6)]  # 11 samples, +-0.5 %
+    s = summarize(samples)
+    params = {"delay": delay, "mix": "read", "cpu": 0, "injectors": [1, 2, 3]}
+    return Result(
+        0, 1, "mem.loaded_latency", params, metric, "", samples, s.n, s.median, s.ci_lo,
+        s.ci_hi, s.min, s.max, None, [], {},
+    )  # fmt: skip
+
+
+def test_saturation_is_the_first_point_whose_latency_doubled():
+    # delay: (loaded ns, idle ns, injected byte/s); the 100 ns point is 1.9x: not yet
+    run = MadeUpRun(
+        {800: (110, 100, 5e9), 400: (150, 100, 10e9), 100: (190, 100, 20e9), 0: (400, 100, 25e9)}
+    )
+    [curve] = loaded_curves(run)
+    assert [p.delay_ns for p in curve.points] == [800, 400, 100, 0]  # by bandwidth
+    assert curve.idle.median == pytest.approx(100)
+    assert curve.saturation is not None and curve.saturation.delay_ns == 0
+    assert curve.peak.slowdown.median == pytest.approx(4.0)
+    calm = MadeUpRun({800: (110, 100, 5e9), 0: (150, 100, 25e9)})
+    assert loaded_curves(calm)[0].saturation is None
