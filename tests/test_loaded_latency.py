@@ -72,8 +72,8 @@ def test_latency_rises_with_injected_bandwidth():
         [doc] = documents(
             "delay=0",
             f"bytes={dram_bytes()}",
-            "samples=41",
-            "min_sample_time=3ms",
+            "samples=61",
+            "min_sample_time=2ms",
             "injectors=1",
             "mix=write",
         )
@@ -88,7 +88,9 @@ def test_latency_rises_with_injected_bandwidth():
         above = sum(loaded > idle for idle, loaded in pairs)
         if pairs and sign_test_p(above, len(pairs)) < ALPHA / LOOKS:
             return
-    pytest.fail(f"loaded latency above idle in only {above} of {len(pairs)} injected pairs")
+    pytest.fail(
+        f"loaded latency above idle in only {above} of {len(pairs)} injected pairs: {pairs[-10:]}"
+    )
 
 
 def test_injected_bandwidth_falls_as_delay_grows():
