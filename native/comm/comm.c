@@ -420,21 +420,7 @@ void pa_comm_doc_context(pa_json *json, const pa_world *world, const int *involv
 void pa_comm_doc_samples(pa_json *json, const pa_metric *metrics, int nmetrics,
                          const double *seconds, int nseconds)
 {
-    pa_json_key(json, "samples");
-    pa_json_begin_object(json);
-    for (int m = 0; m < nmetrics; m++) {
-        pa_json_key(json, metrics[m].name);
-        pa_json_double_array(json, metrics[m].values, metrics[m].n);
-    }
-    pa_json_end_object(json);
-    pa_json_key(json, "units");
-    pa_json_begin_object(json);
-    for (int m = 0; m < nmetrics; m++) {
-        pa_json_key_string(json, metrics[m].name, metrics[m].unit);
-    }
-    pa_json_end_object(json);
-    pa_json_key(json, "sample_seconds");
-    pa_json_double_array(json, seconds, nseconds);
+    pa_result_metrics(json, metrics, nmetrics, seconds, nseconds);
 }
 
 void pa_comm_timing_json(pa_json *json, const pa_timing *timing, const pa_series *series)

@@ -14,6 +14,7 @@
 
 #include "args.h"
 #include "json.h"
+#include "result.h"
 #include "timer.h"
 
 /* One rank as it reports itself (never what was asked of the launcher). */
@@ -153,11 +154,6 @@ int pa_comm_collect(const pa_world *world, const pa_series *mine, int *count, do
 void pa_comm_doc_begin(pa_json *json, const char *benchmark, const pa_args *args,
                        const pa_world *world);
 void pa_comm_doc_context(pa_json *json, const pa_world *world, const int *involved, int n);
-typedef struct {
-    const char *name, *unit;
-    const double *values;
-    int n;
-} pa_metric;
 void pa_comm_doc_samples(pa_json *json, const pa_metric *metrics, int nmetrics,
                          const double *seconds, int nseconds);
 /* Keys of "derived" every timed comm result carries: iterations_per_sample, samples_requested,

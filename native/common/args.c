@@ -174,19 +174,23 @@ static void check_range(const pa_param *param, const char *word, double v)
 
 static void parse_value(const pa_param *param, const char *word, pa_value *value);
 
-/* "4096,32KiB,1MiB": every point parsed and checked as a PA_SIZE of the same bounds; the first is
- * the current value. A series runs in one process (docs/contract.md, Series). */
-static void parse_sizes(const pa_param *param, const char *word, pa_value *value)
+/* "4096,32KiB,1MiB" (PA_SIZES) or "0,50,100" (PA_INTS): every point parsed and checked as a
+ * PA_SIZE or PA_INT of the same bounds; the first is the current value. A series runs in one
+ * process (docs/contract.md, Series). */
+static void parse_series(const pa_param *param, const char *word, pa_value *value)
 {
     pa_param single = *param;
-    single.kind = PA_SIZE;
+    single.kind = param->kind == PA_SIZES ? PA_SIZE : PA_INT;
+    int sizes = param->kind == PA_SIZES;
     value->nsizes = 0;
     value->sizes = NULL;
     for (const char *p = word;;) {
         size_t len = strcspn(p, ",");
         char point[64];
         if (len == 0 || len >= sizeof point)
-            pa_fail(2, "%s=%s is not a size or a comma-separated list of sizes", param->name, word);
+            pa_fail(2, "%s=%s is not %s", param->name, word,
+                    sizes ? "a size or a comma-separated list of sizes"
+                          : "an integer or a comma-separated list of integers");
         snprintf(point, sizeof point, "%.*s", (int)len, p);
         pa_value one = {0};
         parse_value(&single, point, &one);
@@ -257,7 +261,8 @@ static void parse_value(const pa_param *param, const char *word, pa_value *value
     case PA_STRING:
         break;
     case PA_SIZES:
-        parse_sizes(param, word, value);
+    case PA_INTS:
+        parse_series(param, word, value);
         break;
     }
 }
@@ -265,9 +270,16 @@ static void parse_value(const pa_param *param, const char *word, pa_value *value
 static const char *kind_name(pa_kind kind)
 {
     static const char *names[] = {
-        [PA_INT] = "integer",        [PA_SIZE] = "bytes",    [PA_DOUBLE] = "number",
-        [PA_CHOICE] = "choice",      [PA_CPUS] = "cpu list", [PA_DURATION] = "duration",
-        [PA_NODE] = "memory policy", [PA_STRING] = "text",   [PA_SIZES] = "bytes, or a list",
+        [PA_INT] = "integer",
+        [PA_SIZE] = "bytes",
+        [PA_DOUBLE] = "number",
+        [PA_CHOICE] = "choice",
+        [PA_CPUS] = "cpu list",
+        [PA_DURATION] = "duration",
+        [PA_NODE] = "memory policy",
+        [PA_STRING] = "text",
+        [PA_SIZES] = "bytes, or a list",
+        [PA_INTS] = "integer, or a list",
     };
     return names[kind];
 }
@@ -292,6 +304,7 @@ static const char *kind_word(pa_kind kind)
         [PA_INT] = "int",       [PA_SIZE] = "size",     [PA_DOUBLE] = "double",
         [PA_CHOICE] = "choice", [PA_CPUS] = "cpus",     [PA_DURATION] = "duration",
         [PA_NODE] = "node",     [PA_STRING] = "string", [PA_SIZES] = "sizes",
+        [PA_INTS] = "ints",
     };
     return words[kind];
 }

@@ -23,6 +23,7 @@ typedef enum {
     PA_NODE,     /* local, interleave, or a NUMA node number */
     PA_STRING,   /* free text */
     PA_SIZES,    /* one size, or a comma-separated series of sizes (each checked as PA_SIZE) */
+    PA_INTS,     /* one integer, or a comma-separated series of integers (each checked as PA_INT) */
 } pa_kind;
 
 /* PA_NODE values that are not node numbers. */
@@ -48,9 +49,10 @@ typedef struct {
     const char *text;  /* the word as written (or the default) */
     int *cpus;         /* PA_CPUS, in the order given */
     int ncpus;
-    long long *sizes; /* PA_SIZES: the series in the order given; `integer` is the current one */
+    long long *sizes; /* PA_SIZES, PA_INTS: the series in the order given; `integer` is the
+                         current one */
     int nsizes;
-    char point[32]; /* PA_SIZES: `text` of the current point */
+    char point[32]; /* PA_SIZES, PA_INTS: `text` of the current point */
 } pa_value;
 
 typedef struct {
@@ -76,7 +78,7 @@ size_t pa_arg_size(const pa_args *args, const char *name);
 double pa_arg_double(const pa_args *args, const char *name); /* PA_DOUBLE; PA_DURATION in s */
 const char *pa_arg_text(const pa_args *args, const char *name);
 const int *pa_arg_cpus(const pa_args *args, const char *name, int *ncpus);
-/* PA_SIZES: the number of points of the series; pa_arg_select makes point k the current value
+/* PA_SIZES, PA_INTS: the number of points of the series; pa_arg_select makes point k the current value
  * (what pa_arg_size returns and what the result document's params say). */
 int pa_arg_points(const pa_args *args, const char *name);
 void pa_arg_select(pa_args *args, const char *name, int k);

@@ -23,6 +23,7 @@ static void write_params(pa_json *json, const pa_args *args)
         case PA_INT:
         case PA_SIZE:
         case PA_SIZES: /* the current point of a series */
+        case PA_INTS:
             pa_json_int(json, value->integer);
             break;
         case PA_DOUBLE:
@@ -81,20 +82,30 @@ void pa_result_context(pa_json *json, const pa_thread_placement *threads, int nt
     pa_timer_json(json);
 }
 
-void pa_result_samples(pa_json *json, const char *metric, const char *unit, const double *values,
-                       const double *seconds, int n)
+void pa_result_metrics(pa_json *json, const pa_metric *metrics, int count, const double *seconds,
+                       int n)
 {
     pa_json_key(json, "samples");
     pa_json_begin_object(json);
-    pa_json_key(json, metric);
-    pa_json_double_array(json, values, n);
+    for (int m = 0; m < count; m++) {
+        pa_json_key(json, metrics[m].name);
+        pa_json_double_array(json, metrics[m].values, metrics[m].n);
+    }
     pa_json_end_object(json);
     pa_json_key(json, "units");
     pa_json_begin_object(json);
-    pa_json_key_string(json, metric, unit);
+    for (int m = 0; m < count; m++)
+        pa_json_key_string(json, metrics[m].name, metrics[m].unit);
     pa_json_end_object(json);
     pa_json_key(json, "sample_seconds");
     pa_json_double_array(json, seconds, n);
+}
+
+void pa_result_samples(pa_json *json, const char *metric, const char *unit, const double *values,
+                       const double *seconds, int n)
+{
+    pa_metric one = {metric, unit, values, n};
+    pa_result_metrics(json, &one, 1, seconds, n);
 }
 
 void pa_result_not_measurable(pa_json *json, const char *why)

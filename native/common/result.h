@@ -24,6 +24,19 @@ void pa_result_context(pa_json *json, const pa_thread_placement *threads, int nt
 /* "samples": {metric: values}, "units": {metric: unit}, "sample_seconds": seconds */
 void pa_result_samples(pa_json *json, const char *metric, const char *unit, const double *values,
                        const double *seconds, int n);
+
+/* One metric of a document whose samples measure several (n values). */
+typedef struct {
+    const char *name, *unit;
+    const double *values;
+    int n;
+} pa_metric;
+
+/* pa_result_samples for `count` metrics: "samples" and "units" list each of them, and
+ * "sample_seconds" the n seconds of the samples (as many as the metrics' values, or more where
+ * a document's samples pool several rounds). */
+void pa_result_metrics(pa_json *json, const pa_metric *metrics, int count, const double *seconds,
+                       int n);
 void pa_result_not_measurable(pa_json *json, const char *why);
 void pa_result_end(pa_json *json);
 /* "build": {compiler, cflags, arch (what -march named: "native (znver4)", "x86-64-v3"), isa (the

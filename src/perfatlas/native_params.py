@@ -19,7 +19,7 @@ from perfatlas.native import bin_dir
 from perfatlas.signal_names import signal_name
 
 SCHEMA = "perfatlas.params/1"
-KINDS = ("int", "size", "double", "choice", "cpus", "duration", "node", "string", "sizes")
+KINDS = ("int", "size", "double", "choice", "cpus", "duration", "node", "string", "sizes", "ints")
 
 
 @dataclass(frozen=True)

@@ -119,13 +119,19 @@ def parse_size_series(text: str, what: str = "bytes") -> list[int]:
                 "N points per doubling (e.g. 4KiB..64MiB/2)"
             )
         return geometric_sizes(low, high, per_doubling)
-    words = text.split(",")
+    return [parse_size(word, what) for word in split_series(text, what, "sizes")]
+
+
+def split_series(text: str, what: str, points: str = "values") -> list[str]:
+    """The words of a listed series ('0,50,100'), at most MAX_SERIES_POINTS of them; each is
+    then parsed as one value of the parameter."""
+    words = [word.strip() for word in text.split(",")]
     if len(words) > MAX_SERIES_POINTS:
         raise UserError(
-            f"{what} lists {len(words)} sizes, more than {MAX_SERIES_POINTS}, the most one series "
-            "takes"
+            f"{what} lists {len(words)} {points}, more than {MAX_SERIES_POINTS}, the most one "
+            "series takes"
         )
-    return [parse_size(word, what) for word in words]
+    return words
 
 
 def format_size(n_bytes: float) -> str:

@@ -34,6 +34,7 @@ from perfatlas.units import (
     parse_duration,
     parse_size,
     parse_size_series,
+    split_series,
 )
 from perfatlas.warning import WarningRecord
 
@@ -55,10 +56,11 @@ class Param:
     series: bool = False  # a list of values is measured by one launch, one result per value
     after: str | None = None  # a parameter Python adds: its place (default: before the native ones)
     sizes: tuple[str, ...] | None = None  # a size that takes only these (page: 4KiB, 2MiB)
+    split: Callable[[str, str], list] = split_series  # a series' text into its points
 
     def value(self, text: str | Any, benchmark: str) -> Any:
         if self.series and isinstance(text, str) and (".." in text or "," in text):
-            text = parse_size_series(text, self.name)
+            text = self.split(text, self.name)
         if isinstance(text, list):
             if not self.series:
                 raise UserError(f"{benchmark}: {self.name} takes one value, not a list")
@@ -101,6 +103,7 @@ def size_param(
         minimum=minimum,
         format=format_size,
         series=series,
+        split=parse_size_series,
     )
 
 
@@ -182,8 +185,9 @@ def native_param(row: NativeParam) -> Param:
     a memory node may also be `remote`; free text defaults to None where the native default is
     empty."""
     name, kind, low, high = row.name, row.kind, row.minimum, row.maximum
-    if kind == "int":
+    if kind in ("int", "ints"):
         param = int_param(name, 0, row.help, minimum=low, maximum=high)
+        param = replace(param, series=kind == "ints")
     elif kind in ("size", "sizes"):
         help = row.help + (SERIES_HELP if kind == "sizes" else "")
         param = size_param(name, 0, help, minimum=low, series=kind == "sizes")
@@ -200,7 +204,8 @@ def native_param(row: NativeParam) -> Param:
         return Param(name, str, row.default, row.help + REMOTE_HELP)
     else:  # string
         return Param(name, str, row.default or None, row.help)
-    return replace(param, default=param.parse(row.default))
+    text = row.default
+    return replace(param, default=param.value(text, name) if param.series else param.parse(text))
 
 
 def declared_params(

@@ -1,0 +1,73 @@
+"""mem.loaded_latency: dependent-load latency on one core while the others inject memory traffic
+at a controlled rate, the latency-versus-bandwidth curve of a memory system (Intel MLC's
+--loaded_latency, unprivileged; Sprunt's and McCalpin's loaded-latency curves).
+
+One launch measures a whole `delay` series (ns of pause after each cache-line access of every
+injector): per point, idle and loaded samples alternate, and each loaded sample also records the
+bandwidth the injectors actually achieved over it, so the curve is latency against measured
+bandwidth (docs/guide/loaded-latency.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from perfatlas.benchmarks.base import Benchmark, register
+from perfatlas.errors import UserError
+from perfatlas.machine import Machine
+
+NEEDS_TWO_CPUS = "not measurable here: loaded latency needs a second CPU to inject traffic"
+
+
+@register
+class MemLoadedLatency(Benchmark):
+    name = "mem.loaded_latency"
+    summary = "latency of dependent loads while the other cores inject memory traffic at set rates"
+    executable = "pa-mem-loaded-latency"
+    metrics = {"latency_ns": "ns", "idle_latency_ns": "ns", "injected_Bps": "byte/s"}
+    refines = {
+        "bytes": {
+            "default": 0,
+            "minimum": 0,
+            "help": "working set of the chasing thread, one chain element per line (default: 8x "
+            "the last-level cache, the effective one where probed)",
+        },
+        "inject_bytes": {
+            "default": 0,
+            "minimum": 0,
+            "help": "buffer each injector streams over (default: 2x the last-level cache)",
+        },
+        "injectors": {
+            "help": "PUs of the injector threads, one thread each (default: every PU but cpu)"
+        },
+    }
+
+    def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
+        params = super().resolve(raw, machine)
+        cpu = params["cpu"]
+        machine.check_cpus([cpu])
+        if params["injectors"] is None:
+            params["injectors"] = [pu for pu in machine.pus if pu != cpu]
+        injectors = params["injectors"]
+        machine.check_cpus(injectors)
+        if cpu in injectors:
+            raise UserError(
+                f"mem.loaded_latency: injectors lists PU {cpu}, the chasing thread's cpu: give "
+                "other PUs"
+            )
+        if len(set(injectors)) != len(injectors):
+            raise UserError("mem.loaded_latency: injectors lists a PU twice")
+        if not params["bytes"]:
+            params["bytes"] = 8 * machine.sizing_llc_bytes
+        if not params["inject_bytes"]:
+            params["inject_bytes"] = 2 * machine.sizing_llc_bytes
+        machine.check_bytes(
+            params["bytes"] + len(injectors) * params["inject_bytes"],
+            "bytes + injectors x inject_bytes",
+        )
+        return params
+
+    def unmeasurable(self, params: dict[str, Any], machine: Machine) -> str | None:
+        if len(machine.pus) < 2 or not params.get("injectors"):
+            return NEEDS_TWO_CPUS
+        return super().unmeasurable(params, machine)

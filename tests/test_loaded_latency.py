@@ -1,0 +1,245 @@
+"""mem.loaded_latency: a delay series measured in one launch and stored point by point, the
+latency rising under injected traffic (a rank test over interleaved samples), the injected
+bandwidth bounded by the delay, the chase's and the injectors' checks, bad input, and the one-CPU
+machine."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+from dataclasses import replace
+
+import pytest
+
+from perfatlas.benchmarks import get
+from perfatlas.machine import Machine
+from perfatlas.memory.analysis_loaded_latency import loaded_curves
+from perfatlas.memory.bench_loaded_latency import NEEDS_TWO_CPUS
+from perfatlas.native import executable
+from perfatlas.stats import summarize
+from perfatlas.store import Result, Store
+from perfatlas.summary import print_summary
+
+LINE = 64
+CHUNK = 64  # accesses between two publications of an injector's count (loaded_latency.c)
+
+
+def launch(*words: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(executable("pa-mem-loaded-latency")), *words], capture_output=True, text=True
+    )
+
+
+def documents(*words: str) -> list[dict]:
+    proc = launch(*words)
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    return found if isinstance(found, list) else [found]
+
+
+def dram_bytes() -> int:
+    """A chase far beyond the last-level cache: 4x hwloc's (at least 64 MiB)."""
+    return max(4 * Machine.detect().sizing_llc_bytes, 64 << 20)
+
+
+def sign_test_p(above: int, n: int) -> float:
+    """One-sided sign test: P(at least `above` of n fair coin flips come up heads)."""
+    return sum(math.comb(n, k) for k in range(above, n + 1)) / 2**n
+
+
+def test_parameters_come_from_the_native_table():
+    params = {p.name: p for p in get("mem.loaded_latency").params}
+    assert params["delay"].series and params["delay"].default == [0, 100, 400, 1600]
+    assert params["mix"].choices == ("read", "write", "1:1", "2:1")
+    assert params["injectors"].default is None and params["bytes"].default == 0
+
+
+ALPHA = 1e-3  # false-positive rate of the rise test, over all its looks
+LOOKS = 4  # launches pooled at most; each look is tested at ALPHA / LOOKS (Bonferroni)
+RAN = 1e9  # byte/s: a loaded sample in which the injector ran (not descheduled throughout)
+
+
+def test_latency_rises_with_injected_bandwidth():
+    """Idle and loaded samples alternate within a point, so the drift of this shared VM (other
+    tenants' traffic, descheduling) hits both alike: one-sided sign test over the pairs (idle
+    sample, loaded sample right after it) at the heaviest injection (delay 0, stores: two lines of
+    DRAM traffic per access), over the pairs whose loaded sample did inject (>= RAN; without an
+    effect the sign is a fair coin whatever the bandwidth, so the selection keeps the test
+    sound). Launches are pooled until the test is decisive, at most LOOKS."""
+    pairs: list[tuple[float, float]] = []
+    for _ in range(LOOKS):
+        [doc] = documents(
+            "delay=0",
+            f"bytes={dram_bytes()}",
+            "samples=61",
+            "min_sample_time=2ms",
+            "injectors=1",
+            "mix=write",
+        )
+        samples = doc["samples"]
+        pairs += [
+            (idle, loaded)
+            for idle, loaded, injected in zip(
+                samples["idle_latency_ns"], samples["latency_ns"], samples["injected_Bps"]
+            )
+            if injected >= RAN
+        ]
+        above = sum(loaded > idle for idle, loaded in pairs)
+        if pairs and sign_test_p(above, len(pairs)) < ALPHA / LOOKS:
+            return
+    pytest.fail(
+        f"loaded latency above idle in only {above} of {len(pairs)} injected pairs: {pairs[-10:]}"
+    )
+
+
+def test_injected_bandwidth_falls_as_delay_grows():
+    delays = [0, 1000, 20000]
+    docs = documents(
+        "delay=" + ",".join(map(str, delays)),
+        "bytes=8MiB",
+        "inject_bytes=16MiB",
+        "samples=5",
+        "min_sample_time=5ms",
+        "injectors=1",
+        "mix=2:1",
+    )
+    assert [d["params"]["delay"] for d in docs] == delays
+    rates = []
+    for doc, delay in zip(docs, delays):
+        bandwidth, seconds = doc["samples"]["injected_Bps"], doc["sample_seconds"]
+        accesses = [b * s / LINE for b, s in zip(bandwidth, seconds)]
+        # every access is followed by `delay` ns of pause: no sample can hold more
+        if delay:
+            assert all(a <= s / (delay * 1e-9) + 2 * CHUNK for a, s in zip(accesses, seconds))
+        # the injectors' counts over the samples add up to the point's total
+        assert sum(accesses) == pytest.approx(doc["derived"]["injected_accesses"], rel=1e-9)
+        assert doc["derived"]["verified"] and doc["derived"]["reads_per_period"] == 2
+        rates.append(doc["derived"]["injected_accesses"] * LINE / sum(seconds))
+    # over the whole point, so that samples in which this shared VM descheduled the injector
+    # count for their share only
+    assert rates[0] > rates[1] > rates[2]
+
+
+def test_the_chase_visits_every_line_and_the_injectors_check_their_sums():
+    for mix in ("read", "write", "1:1"):
+        [doc] = documents(
+            "delay=0",
+            "bytes=2MiB",
+            "inject_bytes=1MiB",
+            "samples=2",
+            "min_sample_time=1ms",
+            f"mix={mix}",
+        )
+        derived = doc["derived"]
+        assert derived["lines"] == (2 << 20) // derived["line_bytes"]
+        assert derived["verified"] and derived["injected_accesses"] > 0
+        assert derived["writes_per_period"] == {"read": 0, "write": 1, "1:1": 1}[mix]
+
+
+def test_cli_stores_a_series_with_its_section_and_table(cli, tmp_path, capsys):
+    result = cli(
+        "measure",
+        "mem.loaded_latency",
+        "delay=0,3000",
+        "bytes=4MiB",
+        "inject_bytes=4MiB",
+        "samples=3",
+        "min_sample_time=2ms",
+    )
+    assert result.code == 0, result.err
+    store = Store(cli.db)
+    run_id = store.resolve_run("last")
+    stored = store.results(run_id)
+    assert {(r.params["delay"], r.metric) for r in stored} == {
+        (d, m) for d in (0, 3000) for m in ("latency_ns", "idle_latency_ns", "injected_Bps")
+    }
+    assert all(r.params["injectors"] == [p for p in Machine.detect().pus if p != 0] for r in stored)
+    report = tmp_path / "report.html"
+    assert cli("report", "last", "-o", str(report)).code == 0
+    assert "Loaded latency (mem.loaded_latency)" in report.read_text()
+    capsys.readouterr()
+    print_summary(store, run_id)
+    assert "loaded latency: latency vs injected bandwidth" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "words, says",
+    [
+        (["injectors=0"], "injectors lists PU 0, the chasing thread's cpu"),
+        (["delay=-5"], "delay=-5 is below the minimum 0"),
+        (["delay=0,fast"], "delay='fast' is not a whole number"),
+        (["mix=3:1"], "mix='3:1' is not one of read, write, 1:1, 2:1"),
+        (["injectors=4096"], "4096"),
+    ],
+)
+def test_bad_input_is_one_sentence(cli, words, says):
+    result = cli("measure", "mem.loaded_latency", *words)
+    assert result.code == 2 and says in result.err, result.err
+    assert len(result.err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "words, says",
+    [
+        (["cpu=0", "injectors=0"], "injectors lists PU 0, the chasing thread's cpu"),
+        (["delay=0,x"], "delay=x is not an integer"),
+        (["delay=0,,9"], "delay=0,,9 is not an integer or a comma-separated list of integers"),
+        (["delay=2000000000"], "delay=2000000000 is out of range"),
+    ],
+)
+def test_native_refuses_bad_input(words, says):
+    proc = launch(*words)
+    assert proc.returncode == 2 and says in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_one_cpu_is_not_measurable():
+    machine = Machine.detect()
+    topology = dict(machine.topology, pus=machine.topology["pus"][:1])
+    one = replace(machine, topology=topology)
+    benchmark = get("mem.loaded_latency")
+    params = benchmark.resolve({"delay": "0,100", "bytes": "4MiB"}, one)
+    assert params["injectors"] == []
+    docs = benchmark.run(params, one)
+    assert [d["params"]["delay"] for d in docs] == [0, 100]
+    assert all(d["not_measurable"] == NEEDS_TWO_CPUS for d in docs)
+
+
+# -- the analysis, on results made up to know the answer --------------------------------------------
+class MadeUpRun:
+    """What loaded_curves reads of a RunData: the measured results."""
+
+    def __init__(self, points: dict[int, tuple[float, float, float]]):
+        self.found = [
+            made_up_result(delay, metric, value)
+            for delay, values in points.items()
+            for metric, value in zip(("latency_ns", "idle_latency_ns", "injected_Bps"), values)
+        ]
+
+    def measured(self, benchmark: str) -> list[Result]:
+        return [r for r in self.found if r.benchmark == benchmark]
+
+
+def made_up_result(delay: int, metric: str, value: float) -> Result:
+    samples = [value * (1 + k / 1000) for k in range(-5, 6)]  # 11 samples, +-0.5 %
+    s = summarize(samples)
+    params = {"delay": delay, "mix": "read", "cpu": 0, "injectors": [1, 2, 3]}
+    return Result(
+        0, 1, "mem.loaded_latency", params, metric, "", samples, s.n, s.median, s.ci_lo,
+        s.ci_hi, s.min, s.max, None, [], {},
+    )  # fmt: skip
+
+
+def test_saturation_is_the_first_point_whose_latency_doubled():
+    # delay: (loaded ns, idle ns, injected byte/s); the 100 ns point is 1.9x: not yet
+    run = MadeUpRun(
+        {800: (110, 100, 5e9), 400: (150, 100, 10e9), 100: (190, 100, 20e9), 0: (400, 100, 25e9)}
+    )
+    [curve] = loaded_curves(run)
+    assert [p.delay_ns for p in curve.points] == [800, 400, 100, 0]  # by bandwidth
+    assert curve.idle.median == pytest.approx(100)
+    assert curve.saturation is not None and curve.saturation.delay_ns == 0
+    assert curve.peak.slowdown.median == pytest.approx(4.0)
+    calm = MadeUpRun({800: (110, 100, 5e9), 0: (150, 100, 25e9)})
+    assert loaded_curves(calm)[0].saturation is None
