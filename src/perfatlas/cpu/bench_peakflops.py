@@ -20,6 +20,16 @@ from perfatlas.machine import Machine
 from perfatlas.native import bin_dir, run_json
 
 LACKS_ENV = "PERFATLAS_PEAKFLOPS_LACKS"  # ISAs to treat as missing (tests)
+# Every ISA of every architecture, so that one suite serves them all: those of another
+# architecture than this build's are stored as "not measurable here".
+ARCHITECTURE_OF = {
+    "scalar": "any",
+    "sse": "x86-64",
+    "avx2": "x86-64",
+    "avx512": "x86-64",
+    "neon": "aarch64",
+    "sve": "aarch64",
+}
 
 
 @cache
@@ -46,6 +56,7 @@ class PeakFlops(Benchmark):
     summary = "peak floating-point rate per precision and ISA (FMA or mul+add), 1..N threads"
     executable = "pa-cpu-peakflops"
     metrics = {"flop_rate": "flop/s"}
+    refines = {"isa": {"choices": (*ARCHITECTURE_OF, "widest")}}
     adds = (
         replace(
             int_param("threads", 1, "threads, one per core first (ignored when cpus= is given)"),
@@ -65,7 +76,12 @@ class PeakFlops(Benchmark):
 
     def unmeasurable(self, params: dict[str, Any], machine: Machine) -> str | None:
         kernel = kernel_of(params["isa"], params["precision"])
-        if kernel is None or kernel["not_measurable"] is None:
+        if kernel is None:
+            return (
+                f"{params['isa']} is an {ARCHITECTURE_OF[params['isa']]} instruction set; this "
+                f"build's kernels are {', '.join(sorted({k['isa'] for k in kernel_catalog()['kernels']}))}"
+            )
+        if kernel["not_measurable"] is None:
             return None
         return kernel["not_measurable"]  # "this CPU lacks AVX-512F"
 
