@@ -177,7 +177,7 @@ def test_native_bad_input_is_one_sentence():
 
 
 SUITE = """
-description = "peak flops: scalar and the widest ISA, 1 and all threads; one ISA hidden"
+description = "peak flops: scalar and the widest ISA, 1 and all threads; another architecture's"
 
 [[step]]
 benchmark = "cpu.peakflops"
@@ -186,12 +186,17 @@ isa = ["scalar", "widest"]
 threads = [1, "all"]
 samples = 2
 min_sample_time = "1ms"
+
+[[step]]
+benchmark = "cpu.peakflops"
+isa = "{other}"
 """
 
 
 def test_section_and_summary_table(cli, tmp_path):
     suite = tmp_path / "peak.toml"
-    suite.write_text(SUITE)
+    other = "neon" if kernel_of("neon", "double") is None else "sse"  # another architecture's
+    suite.write_text(SUITE.format(other=other))
     result = cli("run", str(suite), "--out", str(tmp_path / "out"))
     assert result.code == 0, result.err
     assert "peak floating-point rate" in result.out  # the terminal table
@@ -204,10 +209,12 @@ def test_section_and_summary_table(cli, tmp_path):
     }
     pus = len(data.run["topology"]["pus"])
     assert all(set(r.by_threads) == {1, pus} for r in rows)
-    assert not unmeasured_kernels(data)
+    [(precision, isa, why)] = unmeasured_kernels(data)
+    assert (precision, isa) == ("double", other) and "instruction set" in why
     assert peakflops_table(data) is not None
     blocks = peakflops_section(data)
     assert blocks[0].kind == "figure" and blocks[1].kind == "table"
     assert len(blocks[1].rows) == len(rows)
+    assert any(b.kind == "note" and f"{other} double: " in b.text for b in blocks)
     report = next((tmp_path / "out").glob("run-*.html")).read_text()
     assert "Peak compute (cpu.peakflops)" in report
