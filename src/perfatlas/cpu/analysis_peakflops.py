@@ -47,6 +47,24 @@ class PeakRow:
         return None if per_cycle is None else per_cycle / (2 * self.lanes)
 
 
+TSC_SOURCE = (
+    "the invariant TSC's rate, which ticks at the nominal (P0, non-turbo) clock on Intel and AMD "
+    "CPUs (Intel SDM vol. 3, Time-Stamp Counter; AMD APM vol. 2, TSC)"
+)
+
+
+def nominal_clock(document: dict) -> tuple[float | None, str]:
+    """The nominal clock a result's machine states (cpufreq's base_frequency or the model name,
+    found by the native program), else the rate of its invariant TSC; else None and why not."""
+    derived = document.get("derived", {})
+    if derived.get("nominal_clock_hz"):
+        return float(derived["nominal_clock_hz"]), str(derived.get("nominal_clock_source", ""))
+    timer = document.get("timer") or {}
+    if timer.get("tsc_hz") and "invariant" in str(timer.get("source", "")):
+        return float(timer["tsc_hz"]), TSC_SOURCE
+    return None, str(derived.get("nominal_clock_source", "not reported"))
+
+
 def _order(isa: str, precision: str) -> tuple[int, int]:
     def rank(value: str, order: tuple[str, ...]) -> int:
         return order.index(value) if value in order else len(order)
@@ -65,7 +83,9 @@ def peak_rows(data: RunData) -> list[PeakRow]:
     for (precision, isa), by_threads in sorted(
         groups.items(), key=lambda g: _order(g[0][1], g[0][0])
     ):
-        derived = next(iter(by_threads.values())).document.get("derived", {})
+        document = next(iter(by_threads.values())).document
+        derived = document.get("derived", {})
+        clock_hz, clock_source = nominal_clock(document)
         rows.append(
             PeakRow(
                 precision,
@@ -73,8 +93,8 @@ def peak_rows(data: RunData) -> list[PeakRow]:
                 str(derived.get("operations", "")),
                 int(derived.get("lanes", 1)),
                 dict(sorted(by_threads.items())),
-                derived.get("nominal_clock_hz"),
-                str(derived.get("nominal_clock_source", "")),
+                clock_hz,
+                clock_source,
             )
         )
     return rows
