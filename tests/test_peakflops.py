@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from perfatlas.benchmarks import get
-from perfatlas.cpu.analysis_peakflops import peak_rows, unmeasured_kernels
+from perfatlas.cpu.analysis_peakflops import nominal_clock, peak_rows, unmeasured_kernels
 from perfatlas.cpu.bench_peakflops import kernel_catalog, kernel_of
 from perfatlas.cpu.section_peakflops import peakflops_section
 from perfatlas.cpu.summary_peakflops import peakflops_table
@@ -218,3 +218,16 @@ def test_section_and_summary_table(cli, tmp_path):
     assert any(b.kind == "note" and f"{other} double: " in b.text for b in blocks)
     report = next((tmp_path / "out").glob("run-*.html")).read_text()
     assert "Peak compute (cpu.peakflops)" in report
+
+
+def test_the_nominal_clock_is_stated_never_guessed():
+    stated = {"derived": {"nominal_clock_hz": 2.6e9, "nominal_clock_source": "cpufreq"}}
+    assert nominal_clock(stated) == (2.6e9, "cpufreq")
+    tsc = {"derived": {"nominal_clock_hz": None}, "timer": {"source": "rdtsc (invariant TSC)"}}
+    tsc["timer"]["tsc_hz"] = 2.4e9
+    assert nominal_clock(tsc)[0] == 2.4e9 and "invariant TSC" in nominal_clock(tsc)[1]
+    monotonic = {
+        "derived": {"nominal_clock_hz": None, "nominal_clock_source": "not reported"},
+        "timer": {"source": "clock_gettime(CLOCK_MONOTONIC_RAW)", "tsc_hz": None},
+    }
+    assert nominal_clock(monotonic) == (None, "not reported")
