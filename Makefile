@@ -204,6 +204,7 @@ fuzz: deps fuzz-build
 
 bench: install
 	$(PY) bench/likwid_compare.py
+	$(PY) bench/peakflops_compare.py
 	$(PY) bench/hpcc_compare.py
 	$(PY) bench/spsolve_overhead.py
 
