@@ -91,7 +91,7 @@ def _pair_rows(matrix: CoreMatrix) -> list[list[str]]:
     return rows
 
 
-@section("core-to-core", "Core-to-core latency (cpu.core_to_core)", order=36)
+@section("core-to-core", "Core-to-core latency (cpu.core_to_core)", order=35)
 def core_to_core_section(data: RunData) -> list[Block]:
     results = data.measured("cpu.core_to_core")
     matrix = core_matrix(results)

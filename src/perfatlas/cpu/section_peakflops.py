@@ -45,7 +45,7 @@ def _figure(rows: list[PeakRow]) -> str:
         return plots.to_svg(fig)
 
 
-@section("peakflops", "Peak compute (cpu.peakflops)", order=28)
+@section("peakflops", "Peak compute (cpu.peakflops)", order=36)
 def peakflops_section(data: RunData) -> list[Block]:
     rows = peak_rows(data)
     missing = unmeasured_kernels(data)

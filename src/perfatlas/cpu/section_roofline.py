@@ -224,7 +224,7 @@ def _points_table(roof: Roofline) -> Table:
     )
 
 
-@section("roofline", "The roofline", order=36)
+@section("roofline", "The roofline", order=37)
 def roofline_section(data: RunData) -> list[Block]:
     roof = run_roofline(data)
     if not roof.compute and not roof.points:

@@ -31,7 +31,7 @@ def per_core(row: PeakRow) -> tuple[str, str]:
     return number(row.flop_per_cycle), number(row.vector_units or 0.0)
 
 
-@summary_table("peakflops", 25, (BENCHMARK,))
+@summary_table("peakflops", 37, (BENCHMARK,))
 def peakflops_table(data: RunData) -> Table | None:
     rows = peak_rows(data)
     if not rows:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from perfatlas.cpu.analysis_roofline import BANDWIDTH, MEMORY, PROXIES, PROXY_PRECISION
+from perfatlas.cpu.analysis_roofline import BANDWIDTH, MEMORY, PEAKFLOPS, PROXIES, PROXY_PRECISION
 from perfatlas.cpu.section_roofline import estimate_text, points_rows, run_roofline, scopes
 from perfatlas.report.common import number
 from perfatlas.report.data import RunData
@@ -15,7 +15,7 @@ from perfatlas.views import titled_table
 
 # A run with cpu.peakflops and no mem.bandwidth has no roofline to print: the table is built for
 # runs that measured a bandwidth series or a proxy (and says what else is missing).
-@summary_table("roofline", 36, (BANDWIDTH, *PROXIES))
+@summary_table("roofline", 38, (PEAKFLOPS, BANDWIDTH, *PROXIES))
 def roofline_table(data: RunData) -> Table | None:
     roof = run_roofline(data)
     if not roof.compute and not roof.points:

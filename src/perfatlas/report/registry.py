@@ -5,8 +5,9 @@ A section is a function RunData -> list of blocks; it returns an empty list (or 
 holds nothing for it, and the report then leaves it out.
 
 The report reads from the machine outward, and `order` places a section in its band:
-10-29 the run (machine and context, a comparison, the topology); 30-39 memory (latency,
-bandwidth, contention, the NUMA matrix); 40-49 noise; 50-59 communication, then the nodes of a
+10-29 the run (machine and context, a comparison, the topology); 30-39 memory and the cores
+(latency, bandwidth, contention, the NUMA matrix, loaded latency; core-to-core latency, peak
+compute, then the roofline that joins them); 40-49 noise; 50-59 communication, then the nodes of a
 multi-host run; 60-69 the application proxies; 70-79 experiments (sweeps, interference
 scenarios); 80-89 the profile of a program; 90-99 what could not be measured, then the warnings.
 """
