@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from perfatlas.benchmarks.base import series_points
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
 from perfatlas.memory.cache_probe import LlcSizing, effective_llc, not_probed, probe, sizing_for
@@ -90,12 +91,9 @@ def test_the_quick_suite_measures_the_same_points_in_fewer_launches():
 
         def points(measurements):
             found = []
-            for m in measurements:
-                sizes = m.raw.get("bytes")
-                for size in sizes if isinstance(sizes, list) else [sizes]:
-                    found.append(
-                        (m.benchmark.name, tuple(sorted({**m.raw, "bytes": size}.items())))
-                    )
+            for m in measurements:  # a series (bytes, or another series parameter) point by point
+                for raw in series_points(m.raw, m.benchmark):
+                    found.append((m.benchmark.name, tuple(sorted(raw.items()))))
             return sorted(found, key=str)
 
         assert points(grouped) == points(single)
