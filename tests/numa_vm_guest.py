@@ -101,6 +101,18 @@ measure(
     "node=remote",
     f"cpus={first_pu[nodes[0]]},{first_pu[nodes[1]]}",
 )
+# loaded latency with both the chase and the injectors' buffers bound to node 1, chased from CPU 0
+measure(
+    "loaded_node_1",
+    "mem.loaded_latency",
+    "cpu=0",
+    f"injectors={first_pu[last]}",
+    "node=1",
+    "inject_node=1",
+    "delay=0,2000",
+    "bytes=1MiB",
+    "inject_bytes=1MiB",
+)
 measure("two_thread", "mem.latency", "bytes=1MiB", f"cpus={first_pu[nodes[0]]},{first_pu[last]}")
 # a benchmark that places its memory itself (node=), and one placed by numactl (no node=)
 tiny = {"samples": "3", "min_sample_time": "1ms"}

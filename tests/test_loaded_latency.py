@@ -1,7 +1,7 @@
 """mem.loaded_latency: a delay series measured in one launch and stored point by point, the
 latency rising under injected traffic (a rank test over interleaved samples), the injected
-bandwidth bounded by the delay, the chase's and the injectors' checks, bad input, and the one-CPU
-machine."""
+bandwidth bounded by the delay, the chase's and the injectors' checks, memory placement (node,
+inject_node; the NUMA guest's test is in test_numa_vm.py), bad input, and the one-CPU machine."""
 
 from __future__ import annotations
 
@@ -171,6 +171,9 @@ def test_cli_stores_a_series_with_its_section_and_table(cli, tmp_path, capsys):
         (["delay=0,fast"], "delay='fast' is not a whole number"),
         (["mix=3:1"], "mix='3:1' is not one of read, write, 1:1, 2:1"),
         (["injectors=4096"], "4096"),
+        (["inject_node=near"], "inject_node='near' must be same, local, remote, interleave"),
+        (["node=4095"], "NUMA node 4095 does not exist"),
+        (["inject_node=4095"], "NUMA node 4095 does not exist"),
     ],
 )
 def test_bad_input_is_one_sentence(cli, words, says):
@@ -186,12 +189,46 @@ def test_bad_input_is_one_sentence(cli, words, says):
         (["delay=0,x"], "delay=x is not an integer"),
         (["delay=0,,9"], "delay=0,,9 is not an integer or a comma-separated list of integers"),
         (["delay=2000000000"], "delay=2000000000 is out of range"),
+        (["inject_node=near"], "inject_node=near is not 'local', 'interleave' or a NUMA node"),
     ],
 )
 def test_native_refuses_bad_input(words, says):
     proc = launch(*words)
     assert proc.returncode == 2 and says in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+PLACED = ["delay=0", "bytes=1MiB", "inject_bytes=1MiB", "samples=2", "min_sample_time=1ms"]
+
+
+def test_node_binds_the_chase_and_inject_node_the_injectors():
+    """Bound to this machine's first node (both buffers, read back by move_pages), or the chase
+    bound and the injectors' first touch; the default inject_node follows node."""
+    node = Machine.detect().numa_nodes[0]
+    for inject, policy in (("same", f"bind {node}"), ("local", "local")):
+        [doc] = documents(*PLACED, f"node={node}", f"inject_node={inject}")
+        assert doc["params"]["node"] == node and doc["params"]["inject_node"] == inject
+        assert doc["placement"]["mempolicy_applied"] == f"bind {node}"
+        assert doc["placement"]["pages_on_node"] == {str(node): 1.0}
+        injected = doc["inject_placement"]
+        assert injected["mempolicy_applied"] == policy
+        assert sum(injected["pages_on_node"].values()) == pytest.approx(1.0)
+        assert doc["derived"]["verified"]
+
+
+def test_remote_on_one_node_is_stored_not_measurable(cli):
+    if len(Machine.detect().numa_nodes) > 1:
+        pytest.skip("this machine has a remote node (tests/test_numa_vm.py measures one)")
+    for placed in (["node=remote"], ["node=0", "inject_node=remote"]):
+        result = cli("measure", "mem.loaded_latency", *PLACED, *placed)
+        assert result.code == 0, result.err
+        stored = Store(cli.db).results(Store(cli.db).resolve_run("last"))
+        assert {r.metric for r in stored} == {"latency_ns", "idle_latency_ns", "injected_Bps"}
+        assert all(
+            r.document["not_measurable"]
+            == "remote NUMA is not measurable here: this machine has 1 NUMA node(s)"
+            for r in stored
+        )
 
 
 def test_one_cpu_is_not_measurable():
@@ -243,3 +280,13 @@ def test_saturation_is_the_first_point_whose_latency_doubled():
     assert curve.peak.slowdown.median == pytest.approx(4.0)
     calm = MadeUpRun({800: (110, 100, 5e9), 0: (150, 100, 25e9)})
     assert loaded_curves(calm)[0].saturation is None
+
+
+def test_curves_of_other_placements_are_apart_and_say_their_nodes():
+    run = MadeUpRun({800: (110, 100, 5e9), 0: (150, 100, 25e9)})
+    placed = [replace(r, params={**r.params, "node": 0, "inject_node": "1"}) for r in run.found]
+    run.found += placed
+    assert {c.label for c in loaded_curves(run)} == {
+        "mix=read, cpu 0, 3 injector(s)",
+        "mix=read, cpu 0, 3 injector(s), chased memory 0, injected 1",
+    }

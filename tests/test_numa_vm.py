@@ -2,7 +2,7 @@
 a kernel with N nodes and sockets) one Python process runs tests/numa_vm_guest.py, and these tests
 check what it wrote: node=K, node=remote, node=interleave, the two-thread method across sockets,
 perfatlas sweep --mempolicy local,interleave,node:K (by the benchmark itself and by numactl), the
-bytes per node of the "execution" block, the remote-fraction estimate, and mem.numa_matrix with
+bytes per node of the "execution" block, mem.loaded_latency's chased and injected buffers on node 1, the remote-fraction estimate, and mem.numa_matrix with
 its report. Placement and read-back only: never timings (the guest's nodes are one host memory
 under emulation).
 
@@ -22,6 +22,7 @@ import pytest
 from hwloc_memattrs import lstopo_memattrs
 
 from perfatlas.calibrated_topology import write_calibrated_topology
+from perfatlas.contract import validate
 from perfatlas.memory.analysis_numa import numa_matrices, summary_line
 from perfatlas.report import write_report
 from perfatlas.store import Store
@@ -34,6 +35,7 @@ TARGETS = [
     "pa-hwloc-export",
     "pa-mem-latency",
     "pa-mem-bandwidth",
+    "pa-mem-loaded-latency",
     "pa-mem-numa-matrix",
     "pa-parbench",
 ]
@@ -149,6 +151,26 @@ def test_remote_is_remote_to_every_thread_of_a_team(guest):
     # node 1, nearest to node 0, holds the second thread: the next nearest is 2 (32, as 3)
     assert document["params"]["node"] == 2
     assert document["placement"]["pages_on_node"] == {"2": 1.0}
+
+
+def test_loaded_latency_places_the_chase_and_the_injectors_on_node_1(guest):
+    """node=1 inject_node=1 from CPU 0 (node 0): both buffers read back on node 1, every point
+    of the delay series a valid document whose checks passed."""
+    found, _ = guest
+    node_of = _node_of(found)
+    documents = _documents(found, "loaded_node_1")
+    assert [d["params"]["delay"] for d in documents] == [0, 2000]
+    for document in documents:
+        validate(document, "mem.loaded_latency")
+        params, placement = document["params"], document["placement"]
+        assert (params["cpu"], params["node"], params["inject_node"]) == (0, 1, "1")
+        assert node_of[0] == 0 and [t["cpus_allowed"] for t in placement["threads"]][0] == "0"
+        for placed in (placement, document["inject_placement"]):
+            assert placed["mempolicy_applied"] == "bind 1"
+            assert placed["pages_on_node"] == {"1": 1.0}
+        assert document["derived"]["verified"]  # the chase's and the injectors' checks
+        on_node = {int(k): v for k, v in document["execution"]["bytes_on_node"].items()}
+        assert on_node[1] >= 2 * MiB  # the chased and the injected MiB, from numa_maps
 
 
 def test_interleave_spreads_pages_evenly_over_every_node(guest):

@@ -172,6 +172,18 @@ static void check_range(const pa_param *param, const char *word, double v)
                                                               : "");
 }
 
+int pa_parse_node(const char *name, const char *word)
+{
+    long long node;
+    if (strcmp(word, "local") == 0)
+        return PA_NODE_LOCAL;
+    if (strcmp(word, "interleave") == 0)
+        return PA_NODE_INTERLEAVE;
+    if (!parse_integer(word, &node) || node < 0 || node > 4095)
+        pa_fail(2, "%s=%s is not 'local', 'interleave' or a NUMA node number", name, word);
+    return (int)node;
+}
+
 static void parse_value(const pa_param *param, const char *word, pa_value *value);
 
 /* "4096,32KiB,1MiB" (PA_SIZES) or "0,50,100" (PA_INTS): every point parsed and checked as a
@@ -249,14 +261,7 @@ static void parse_value(const pa_param *param, const char *word, pa_value *value
         parse_cpus(param->name, word, value);
         break;
     case PA_NODE:
-        if (strcmp(word, "local") == 0)
-            value->integer = PA_NODE_LOCAL;
-        else if (strcmp(word, "interleave") == 0)
-            value->integer = PA_NODE_INTERLEAVE;
-        else if (!parse_integer(word, &value->integer) || value->integer < 0 ||
-                 value->integer > 4095)
-            pa_fail(2, "%s=%s is not 'local', 'interleave' or a NUMA node number", param->name,
-                    word);
+        value->integer = pa_parse_node(param->name, word);
         break;
     case PA_STRING:
         break;

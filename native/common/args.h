@@ -78,6 +78,9 @@ size_t pa_arg_size(const pa_args *args, const char *name);
 double pa_arg_double(const pa_args *args, const char *name); /* PA_DOUBLE; PA_DURATION in s */
 const char *pa_arg_text(const pa_args *args, const char *name);
 const int *pa_arg_cpus(const pa_args *args, const char *name, int *ncpus);
+/* A PA_NODE word (local, interleave or a node number) as its value; fails with status 2 otherwise.
+ * For a parameter that takes other words too (mem.loaded_latency's inject_node=same). */
+int pa_parse_node(const char *name, const char *word);
 /* PA_SIZES, PA_INTS: the number of points of the series; pa_arg_select makes point k the current value
  * (what pa_arg_size returns and what the result document's params say). */
 int pa_arg_points(const pa_args *args, const char *name);

@@ -9,6 +9,13 @@
  * (injectors running), so that drift hits both alike (Hoefler & Belli, SC15); each loaded sample
  * also counts the lines the injectors accessed over it: the bandwidth actually injected.
  *
+ * Memory placement (libnuma, memory.h): `node` places the chased buffer (local: the chasing
+ * thread's first touch; K: bound to node K; interleave), `inject_node` the injectors' buffers
+ * (same: as `node`; local: each injector's own first touch), so that the remote node's memory
+ * controller can be loaded while local memory is chased, and vice versa. Where the pages landed
+ * is read back (move_pages) into "placement" (the chased buffer) and "inject_placement" (the
+ * injectors' buffers together).
+ *
  * delay= may list a series (delay=0,100,400): one process measures the points in order with the
  * same buffers and chain, and writes one document per point, all in one JSON array
  * (docs/contract.md, Series). Each point ends with the checks: the chase ended where its loads
@@ -51,6 +58,14 @@ static const pa_param params[] = {
     {"samples", PA_INT, "7", "timed samples of each condition (idle, loaded)", NULL, 1, 1e6},
     {"min_sample_time", PA_DURATION, "20ms", "shortest duration of one sample", NULL, 0, 3600},
     {"seed", PA_INT, "1", "seed of the random chain order", NULL, 0, 0x1p62},
+    {"node", PA_NODE, "local",
+     "memory of the chased buffer: local (first touch by the chasing thread), a NUMA node number "
+     "(bind) or interleave",
+     NULL, 0, 0},
+    {"inject_node", PA_STRING, "same",
+     "memory of the injectors' buffers: same (as node), local (each injector's own first touch), "
+     "a NUMA node number (bind) or interleave",
+     NULL, 0, 0},
 };
 
 #define LINE_BYTES 64u /* bytes one access moves (the line it loads or stores) */
@@ -272,6 +287,28 @@ static void measure_point(experiment *e, pa_chaser *chaser, pa_sampler *sampler,
             pa_fail(3, "%s", e->injectors[i].failure);
 }
 
+/* "inject_placement": the injectors' buffers together, as "placement" describes one buffer; all
+ * are equal in size and policy, so the share of pages on each node is their mean. */
+static void inject_placement_json(pa_json *json, const experiment *e)
+{
+    pa_buffer together = e->injectors[0].buffer;
+    memset(together.node_fraction, 0, sizeof together.node_fraction);
+    together.huge_page_fraction = 0;
+    for (int i = 0; i < e->ninjectors; i++) {
+        const pa_buffer *b = &e->injectors[i].buffer;
+        together.placement_known &= b->placement_known;
+        together.huge_page_fraction += b->huge_page_fraction / e->ninjectors;
+        if (b->nodes > together.nodes)
+            together.nodes = b->nodes;
+        for (int n = 0; n < b->nodes; n++)
+            together.node_fraction[n] += b->node_fraction[n] / e->ninjectors;
+    }
+    pa_json_key(json, "inject_placement");
+    pa_json_begin_object(json);
+    pa_buffer_json(json, &together);
+    pa_json_end_object(json);
+}
+
 static void write_document(pa_json *json, const pa_args *args, const experiment *e,
                            const pa_thread_placement *threads, const point_samples *p)
 {
@@ -282,6 +319,7 @@ static void write_document(pa_json *json, const pa_args *args, const experiment 
         pa_result_end(json);
         return;
     }
+    inject_placement_json(json, e);
     pa_metric metrics[] = {
         {"latency_ns", "ns", p->loaded_ns, e->samples},
         {"idle_latency_ns", "ns", p->idle_ns, e->samples},
@@ -375,13 +413,17 @@ int main(int argc, char **argv)
     memset(e.injectors, 0, (size_t)ninjectors * sizeof(injector));
     size_t inject_lines = pa_arg_size(&args, "inject_bytes") / LINE_BYTES;
     inject_lines -= inject_lines % PERIODS;
-    e.why = pa_buffer_map(&e.buffer, pa_arg_size(&args, "bytes"), PA_BASE_PAGE, PA_NODE_LOCAL);
+    int node = (int)pa_arg_int(&args, "node");
+    const char *inject_text = pa_arg_text(&args, "inject_node");
+    int inject_node =
+        strcmp(inject_text, "same") == 0 ? node : pa_parse_node("inject_node", inject_text);
+    e.why = pa_buffer_map(&e.buffer, pa_arg_size(&args, "bytes"), PA_BASE_PAGE, node);
     for (int i = 0; i < ninjectors; i++) {
         e.injectors[i].cpu = injector_cpus[i];
         e.injectors[i].lines = inject_lines;
         if (!e.why)
             e.why = pa_buffer_map(&e.injectors[i].buffer, inject_lines * LINE_BYTES, PA_BASE_PAGE,
-                                  PA_NODE_LOCAL);
+                                  inject_node);
     }
     point_samples p = {0};
     p.idle_ns = pa_calloc((size_t)e.samples, sizeof(double), "idle samples");

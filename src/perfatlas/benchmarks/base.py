@@ -267,6 +267,9 @@ class Benchmark:
     adds: ClassVar[tuple[Param, ...]] = ()
     refines: ClassVar[dict[str, dict[str, Any]]] = {}
     withheld: ClassVar[tuple[str, ...]] = ()
+    # Parameters that place memory (local, interleave, remote or a node number; remote is
+    # resolved against the threads by remote_node).
+    node_params: ClassVar[tuple[str, ...]] = ("node",)
     params: ClassVar[tuple[Param, ...]] = _Declared()  # type: ignore[assignment]
 
     @classmethod
@@ -311,12 +314,21 @@ class Benchmark:
         if "bytes" in params:
             sizes = params["bytes"] if isinstance(params["bytes"], list) else [params["bytes"]]
             machine.check_bytes(max(sizes))
-        node = params.get("node")
-        if node is not None and node not in ("local", "interleave", "remote"):
+        for name in self.node_params:
+            self.check_node(name, params.get(name), machine)
+
+    def check_node(
+        self,
+        name: str,
+        node: Any,
+        machine: Machine,
+        words: tuple[str, ...] = ("local", "remote", "interleave"),
+    ) -> None:
+        """A memory node parameter: one of `words` or a NUMA node of this machine."""
+        if node is not None and node not in words:
             if not str(node).isdigit():
                 raise UserError(
-                    f"{self.name}: node='{node}' must be local, remote, interleave "
-                    "or a NUMA node number"
+                    f"{self.name}: {name}='{node}' must be {', '.join(words)} or a NUMA node number"
                 )
             if int(node) not in machine.numa_nodes:
                 raise UserError(
@@ -327,8 +339,9 @@ class Benchmark:
     def native_args(self, params: dict[str, Any], machine: Machine) -> list[str]:
         """key=value words for the native executable; a series becomes a comma-separated list of
         byte counts, other lists CPU lists."""
-        if params.get("node") == "remote":
-            params = dict(params, node=self.remote_node(params, machine))
+        remote = [name for name in self.node_params if params.get(name) == "remote"]
+        if remote:
+            params = dict(params, **{name: self.remote_node(params, machine) for name in remote})
         series = {p.name for p in self.declared() if p.series}
         words = []
         for key, value in params.items():
@@ -341,7 +354,8 @@ class Benchmark:
 
     def unmeasurable(self, params: dict[str, Any], machine: Machine) -> str | None:
         """Why this measurement cannot be made on this machine, or None when it can."""
-        if params.get("node") == "remote" and self.remote_node(params, machine) is None:
+        asks_remote = any(params.get(name) == "remote" for name in self.node_params)
+        if asks_remote and self.remote_node(params, machine) is None:
             if len(machine.numa_nodes) > 1:
                 return (
                     "remote NUMA is not measurable with these cpus: each of the "

@@ -40,10 +40,16 @@ class LoadedCurve:
     injectors: list[int]
     points: list[LoadedPoint]  # by increasing measured bandwidth
     idle: Summary  # every point's idle samples pooled
+    node: str = "local"  # of the chased buffer (the native document's params)
+    inject_node: str = "same"  # of the injectors' buffers; same: as node
 
     @property
     def label(self) -> str:
-        return f"mix={self.mix}, cpu {self.cpu}, {len(self.injectors)} injector(s)"
+        label = f"mix={self.mix}, cpu {self.cpu}, {len(self.injectors)} injector(s)"
+        if (self.node, self.inject_node) == ("local", "same"):
+            return label
+        injected = self.node if self.inject_node == "same" else self.inject_node
+        return f"{label}, chased memory {self.node}, injected {injected}"
 
     @property
     def saturation(self) -> LoadedPoint | None:
@@ -94,6 +100,8 @@ def loaded_curves(data: RunData) -> list[LoadedCurve]:
                 list(params.get("injectors") or []),
                 made,
                 summarize([v for p in made for v in p.idle.samples]),
+                str(params.get("node", "local")),
+                str(params.get("inject_node", "same")),
             )
         )
-    return sorted(curves, key=lambda c: (c.mix, c.cpu, c.injectors))
+    return sorted(curves, key=lambda c: (c.mix, c.cpu, c.injectors, c.node, c.inject_node))

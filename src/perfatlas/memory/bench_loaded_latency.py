@@ -6,6 +6,11 @@ One launch measures a whole `delay` series (ns of pause after each cache-line ac
 injector): per point, idle and loaded samples alternate, and each loaded sample also records the
 bandwidth the injectors actually achieved over it, so the curve is latency against measured
 bandwidth (docs/guide/loaded-latency.md).
+
+Memory placement: `node` places the chased buffer, `inject_node` the injectors' buffers (default
+`same`: as `node`), so that one can chase local memory while loading the remote node's memory
+controller, or the reverse; `remote` is, for either, the node nearest the chasing thread's that
+does not hold it (Machine.remote_node).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ class MemLoadedLatency(Benchmark):
     name = "mem.loaded_latency"
     summary = "latency of dependent loads while the other cores inject memory traffic at set rates"
     executable = "pa-mem-loaded-latency"
+    node_params = ("node", "inject_node")
     metrics = {"latency_ns": "ns", "idle_latency_ns": "ns", "injected_Bps": "byte/s"}
     refines = {
         "bytes": {
@@ -36,6 +42,15 @@ class MemLoadedLatency(Benchmark):
             "default": 0,
             "minimum": 0,
             "help": "buffer each injector streams over (default: 2x the last-level cache)",
+        },
+        "node": {
+            "help": "memory of the chased buffer: local (first touch by the chasing thread), a "
+            "NUMA node number (bind), interleave, or remote: the node nearest the chasing "
+            "thread's that does not hold it (perfatlas chooses it)"
+        },
+        "inject_node": {
+            "help": "memory of the injectors' buffers: same (as node), local (each injector's "
+            "own first touch), a NUMA node number (bind), interleave, or remote (as for node)"
         },
         "injectors": {
             "help": "PUs of the injector threads, one thread each (default: every PU but cpu)"
@@ -66,6 +81,18 @@ class MemLoadedLatency(Benchmark):
             "bytes + injectors x inject_bytes",
         )
         return params
+
+    def check_node(
+        self,
+        name: str,
+        node: Any,
+        machine: Machine,
+        words: tuple[str, ...] = ("local", "remote", "interleave"),
+    ) -> None:
+        """inject_node also takes `same` (as node)."""
+        super().check_node(
+            name, node, machine, ("same", *words) if name == "inject_node" else words
+        )
 
     def unmeasurable(self, params: dict[str, Any], machine: Machine) -> str | None:
         if len(machine.pus) < 2 or not params.get("injectors"):
