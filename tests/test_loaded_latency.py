@@ -13,6 +13,7 @@ from dataclasses import replace
 import pytest
 
 from perfatlas.benchmarks import get
+from perfatlas.isa import emulated
 from perfatlas.machine import Machine
 from perfatlas.memory.analysis_loaded_latency import loaded_curves
 from perfatlas.memory.bench_loaded_latency import NEEDS_TWO_CPUS
@@ -58,8 +59,12 @@ def test_parameters_come_from_the_native_table():
 ALPHA = 1e-3  # false-positive rate of the rise test, over all its looks
 LOOKS = 4  # launches pooled at most; each look is tested at ALPHA / LOOKS (Bonferroni)
 RAN = 1e9  # byte/s: a loaded sample in which the injector ran (not descheduled throughout)
+TIMINGS_REAL = pytest.mark.skipif(
+    bool(emulated()), reason="timings under emulation (qemu-user) are not the machine's"
+)
 
 
+@TIMINGS_REAL
 def test_latency_rises_with_injected_bandwidth():
     """Idle and loaded samples alternate within a point, so the drift of this shared VM (other
     tenants' traffic, descheduling) hits both alike: one-sided sign test over the pairs (idle
@@ -93,6 +98,7 @@ def test_latency_rises_with_injected_bandwidth():
     )
 
 
+@TIMINGS_REAL
 def test_injected_bandwidth_falls_as_delay_grows():
     delays = [0, 1000, 20000]
     docs = documents(
