@@ -207,6 +207,9 @@ def test_native_refuses_bad_input(words, says):
 PLACED = ["delay=0", "bytes=1MiB", "inject_bytes=1MiB", "samples=2", "min_sample_time=1ms"]
 
 
+@pytest.mark.skipif(
+    bool(emulated()), reason="qemu-user has no NUMA system calls: nothing is bound to read back"
+)
 def test_node_binds_the_chase_and_inject_node_the_injectors():
     """Bound to this machine's first node (both buffers, read back by move_pages), or the chase
     bound and the injectors' first touch; the default inject_node follows node."""
