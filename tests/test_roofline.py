@@ -137,6 +137,21 @@ def test_a_larger_working_set_never_lands_in_a_faster_level(a, b, threads):
         assert order.index(small) <= order.index(large)
 
 
+@pytest.mark.parametrize(
+    "working_set, level",
+    [
+        (2 * MiB, "L3"),  # within the 4 MiB the run could use of the L3
+        (8 * MiB, None),  # beyond the effective LLC, within hwloc's 16 MiB: perhaps still L3
+        (16 * MiB, None),
+        (32 * MiB, "memory"),  # twice hwloc's L3: memory whatever the L3 holds for others
+    ],
+)
+def test_memory_begins_beyond_hwlocs_llc_when_the_effective_one_is_smaller(working_set, level):
+    caches = rl.cache_levels(TOPOLOGY, llc_bytes=4 * MiB)
+    assert caches[-1].size_bytes == 4 * MiB and caches[-1].hwloc_bytes == 16 * MiB
+    assert rl.level_of(working_set, 1, caches) == level
+
+
 def test_without_hwloc_caches_no_working_set_gets_a_level():
     assert rl.cache_levels({"caches": []}) == []
     assert rl.level_of(1 << 30, 1, []) is None

@@ -78,8 +78,9 @@ class BandwidthCeiling:
 @dataclass(frozen=True)
 class CacheLevel:
     name: str  # "L1" ...
-    size_bytes: int  # one instance
+    size_bytes: int  # one instance (the last level's: the effective LLC, where measured)
     instances: int
+    hwloc_bytes: int | None = None  # one instance as hwloc says, where the effective LLC differs
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,9 @@ def cache_levels(topology: dict, llc_bytes: int | None = None) -> list[CacheLeve
     levels = [by_level[level] for level in sorted(by_level)]
     if levels and llc_bytes:
         last = levels[-1]
-        levels[-1] = CacheLevel(last.name, min(last.size_bytes, llc_bytes), last.instances)
+        levels[-1] = CacheLevel(
+            last.name, min(last.size_bytes, llc_bytes), last.instances, last.size_bytes
+        )
     return levels
 
 
@@ -138,7 +141,12 @@ def level_of(working_set: float, threads: int, caches: list[CacheLevel]) -> str 
     if not caches:
         return None
     capacities = [c.size_bytes * min(threads, c.instances) for c in caches]
-    if working_set >= MEMORY_FACTOR * capacities[-1]:
+    # Memory is twice the last level as hwloc counts it: a working set beyond the effective
+    # LLC but within the L3 may still be served by it (other tenants share it unevenly), and
+    # calling its bandwidth memory's would raise the memory roof to the L3's.
+    last = caches[-1]
+    whole_last = (last.hwloc_bytes or last.size_bytes) * min(threads, last.instances)
+    if working_set >= MEMORY_FACTOR * whole_last:
         return MEMORY
     for k, cache in enumerate(caches):
         below = capacities[k - 1] if k else 0.0
