@@ -64,10 +64,11 @@ def check_document(doc: dict, benchmark: str, metric: str, unit: str, samples: i
     assert doc["units"] == {metric: unit}
     assert len(doc["sample_seconds"]) == samples
     # min_sample_time=1ms: the count is calibrated on the fastest of three samples, so samples are
-    # about that long; a load change on this shared machine may shorten some, so only the median
-    # is held to half of it (an uncalibrated sample of one repetition lasts microseconds)
+    # about that long; a VM descheduled through all three calibration samples sizes the count
+    # short (0.30 and 0.36 ms medians seen under load), so the median is held to a tenth of it:
+    # an uncalibrated sample of one repetition lasts microseconds
     assert all(seconds > 0 for seconds in doc["sample_seconds"])
-    assert sorted(doc["sample_seconds"])[len(doc["sample_seconds"]) // 2] >= 0.5e-3
+    assert sorted(doc["sample_seconds"])[len(doc["sample_seconds"]) // 2] >= 0.1e-3
     assert doc["build"]["compiler"] and doc["build"]["cflags"]
 
 
