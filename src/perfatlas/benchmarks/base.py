@@ -253,6 +253,9 @@ class _Declared:
         return built[folder]
 
 
+NODE_WORDS = ("local", "remote", "interleave")  # what a memory node parameter takes
+
+
 class Benchmark:
     """A registered benchmark. Subclasses set the class attributes and may refine the hooks."""
 
@@ -267,9 +270,9 @@ class Benchmark:
     adds: ClassVar[tuple[Param, ...]] = ()
     refines: ClassVar[dict[str, dict[str, Any]]] = {}
     withheld: ClassVar[tuple[str, ...]] = ()
-    # Parameters that place memory (local, interleave, remote or a node number; remote is
-    # resolved against the threads by remote_node).
-    node_params: ClassVar[tuple[str, ...]] = ("node",)
+    # Parameters that place memory, each with the words it takes besides a node number (remote
+    # is resolved against the threads by remote_node).
+    node_params: ClassVar[dict[str, tuple[str, ...]]] = {"node": NODE_WORDS}
     params: ClassVar[tuple[Param, ...]] = _Declared()  # type: ignore[assignment]
 
     @classmethod
@@ -314,16 +317,10 @@ class Benchmark:
         if "bytes" in params:
             sizes = params["bytes"] if isinstance(params["bytes"], list) else [params["bytes"]]
             machine.check_bytes(max(sizes))
-        for name in self.node_params:
-            self.check_node(name, params.get(name), machine)
+        for name, words in self.node_params.items():
+            self.check_node(name, params.get(name), machine, words)
 
-    def check_node(
-        self,
-        name: str,
-        node: Any,
-        machine: Machine,
-        words: tuple[str, ...] = ("local", "remote", "interleave"),
-    ) -> None:
+    def check_node(self, name: str, node: Any, machine: Machine, words: tuple[str, ...]) -> None:
         """A memory node parameter: one of `words` or a NUMA node of this machine."""
         if node is not None and node not in words:
             if not str(node).isdigit():

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfatlas.benchmarks.base import Benchmark, register
+from perfatlas.benchmarks.base import NODE_WORDS, Benchmark, register
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
 
@@ -29,7 +29,7 @@ class MemLoadedLatency(Benchmark):
     name = "mem.loaded_latency"
     summary = "latency of dependent loads while the other cores inject memory traffic at set rates"
     executable = "pa-mem-loaded-latency"
-    node_params = ("node", "inject_node")
+    node_params = {"node": NODE_WORDS, "inject_node": ("same", *NODE_WORDS)}
     metrics = {"latency_ns": "ns", "idle_latency_ns": "ns", "injected_Bps": "byte/s"}
     refines = {
         "bytes": {
@@ -81,18 +81,6 @@ class MemLoadedLatency(Benchmark):
             "bytes + injectors x inject_bytes",
         )
         return params
-
-    def check_node(
-        self,
-        name: str,
-        node: Any,
-        machine: Machine,
-        words: tuple[str, ...] = ("local", "remote", "interleave"),
-    ) -> None:
-        """inject_node also takes `same` (as node)."""
-        super().check_node(
-            name, node, machine, ("same", *words) if name == "inject_node" else words
-        )
 
     def unmeasurable(self, params: dict[str, Any], machine: Machine) -> str | None:
         if len(machine.pus) < 2 or not params.get("injectors"):
