@@ -161,6 +161,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     console.print(results_table(results, f"run {runner.run_id}"))
     print_warnings(results)
     print_nodes(results)
+    _print_findings(store, runner.run_id)
     if args.json:
         Path(args.json).write_text(json.dumps(docs[0] if len(docs) == 1 else docs, indent=1))
     return 0
@@ -233,15 +234,31 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_findings(store, run_id: int) -> None:
+    """The findings of a run as a table (perfatlas.findings), when it has any."""
+    from perfatlas.findings.compute import run_findings
+    from perfatlas.findings.render import findings_table
+    from perfatlas.report.data import RunData
+    from perfatlas.views import console
+
+    found = run_findings(RunData.load(store, run_id))
+    if found.findings:
+        console.print(findings_table(found))
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     from perfatlas.views import console, print_warnings, results_table, runs_table
 
     store = _store(args, read_only=True)
     if args.run is None:
+        if args.json:
+            raise UserError("--json shows one run: give its id or 'last'")
         console.print(runs_table(store.runs()))
         return 0
     run_id = store.resolve_run(args.run)
     run = store.run(run_id)
+    if args.json:
+        return _show_json(store, run)
     console.print(
         f"run {run_id}: {run['status']}, {run['started']} .. {run['finished'] or '-'}, "
         f"host {run['host']} (machine {run['fingerprint']}), suite {run['suite'] or 'measure'}"
@@ -249,6 +266,24 @@ def cmd_show(args: argparse.Namespace) -> int:
     results = store.results(run_id)
     console.print(results_table(results, f"run {run_id}"))
     print_warnings(results)
+    _print_findings(store, run_id)
+    return 0
+
+
+def _show_json(store, run: dict) -> int:
+    """One run as JSON: the run's record, its results' statistics (no samples: export has them)
+    and its findings document (perfatlas.findings/1)."""
+    from perfatlas.findings.compute import run_findings
+    from perfatlas.report.data import RunData
+
+    data = RunData.load(store, run["id"])
+    fields = ("id", "benchmark", "params", "metric", "unit", "n", "median", "ci_lo", "ci_hi")
+    results = [
+        {**{k: getattr(r, k) for k in fields}, "not_measurable": r.not_measurable}
+        for r in data.launches
+    ]
+    document = {"run": run, "results": results, "findings": run_findings(data).document()}
+    print(json.dumps(document, indent=1, allow_nan=False))
     return 0
 
 
@@ -335,7 +370,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     run_id = store.resolve_run(args.run)
     if args.format == "hwloc":
         return _export_hwloc(store, run_id, args.output)
-    text = export(store, run_id, args.format)
+    if args.format == "findings-csv":
+        from perfatlas.findings.compute import run_findings
+        from perfatlas.findings.render import findings_csv
+        from perfatlas.report.data import RunData
+
+        text = findings_csv(run_findings(RunData.load(store, run_id)))
+    else:
+        text = export(store, run_id, args.format)
     if args.output:
         Path(args.output).write_text(text)
     else:
@@ -636,8 +678,13 @@ def build_parser() -> argparse.ArgumentParser:
     _plan_arguments(p)
 
     command("list", cmd_list, "list suites and benchmarks with their parameters")
-    p = command("show", cmd_show, "list runs, or show one run's results")
+    p = command("show", cmd_show, "list runs, or show one run's results and findings")
     p.add_argument("run", nargs="?", help="run id or 'last'")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="the run, its results' statistics and its findings (perfatlas.findings/1) as JSON",
+    )
     p = command("report", cmd_report, "write the HTML report of a run, or of a profile file")
     p.add_argument("run", nargs="?", help="run id or 'last'")
     p.add_argument(
@@ -680,15 +727,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = command(
         "export",
         cmd_export,
-        "export a run as JSON or CSV, or as hwloc XML with its measured memory latency and "
+        "export a run as JSON or CSV, its findings as CSV, or as hwloc XML with its measured memory latency and "
         "bandwidth (hwloc memattrs)",
     )
     p.add_argument("run")
     p.add_argument(
         "--format",
-        choices=("json", "csv", "hwloc"),
+        choices=("json", "csv", "findings-csv", "hwloc"),
         default="json",
-        help="json or csv: every result; hwloc: the topology with measured memory attributes",
+        help="json: every result and the findings; csv: every result; findings-csv: one row per "
+        "finding; hwloc: the topology with measured memory attributes",
     )
     p.add_argument("-o", "--output", help="file (default: standard output)")
     p = command("topo", cmd_topo, "show this machine's topology (hwloc)")

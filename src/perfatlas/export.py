@@ -1,5 +1,6 @@
-"""Export a run with every raw sample: JSON (run + results) or CSV (one row per result). Warnings
-travel as records (kind, metric, message, fix): a JSON list, in CSV a JSON list in one column."""
+"""Export a run with every raw sample: JSON (run + results + findings, perfatlas.findings/1) or
+CSV (one row per result). Warnings travel as records (kind, metric, message, fix): a JSON list, in
+CSV a JSON list in one column. The findings' own CSV is perfatlas.findings.render."""
 
 from __future__ import annotations
 
@@ -32,13 +33,16 @@ CSV_COLUMNS = (
 def export(store: Store, run_id: int, fmt: str) -> str:
     results = store.results(run_id)
     if fmt == "json":
-        return (
-            json.dumps(
-                {"run": store.run(run_id), "results": [_result_json(r) for r in results]},
-                indent=1,
-            )
-            + "\n"
-        )
+        from perfatlas.findings.compute import run_findings
+        from perfatlas.report.data import RunData
+
+        findings = run_findings(RunData.load(store, run_id)).document()
+        document = {
+            "run": store.run(run_id),
+            "results": [_result_json(r) for r in results],
+            "findings": findings,
+        }
+        return json.dumps(document, indent=1) + "\n"
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(CSV_COLUMNS)

@@ -109,11 +109,26 @@ class Runner:
             self._finish(status)
 
     def _finish(self, status: str) -> None:
-        """Record how the run ended; where the store cannot be written (a full disk) while the
-        run already failed, that failure is the one said, and the run is marked interrupted the
-        next time the store opens (its process is gone)."""
+        """Record how the run ended and store its findings; where the store cannot be written (a
+        full disk) while the run already failed, that failure is the one said, and the run is
+        marked interrupted the next time the store opens (its process is gone)."""
+        self._store_findings()
         try:
             self.store.finish_run(self.run_id, status)
         except UserError:
             if status == "complete":
                 raise
+
+    def _store_findings(self) -> None:
+        """The run's findings (perfatlas.findings), stored with it. What cannot be computed is
+        said, and the run keeps its results: show and export then recompute the findings."""
+        from perfatlas.findings.compute import store_findings
+
+        try:
+            store_findings(self.store, self.run_id)
+        except Exception as error:  # an analysis meeting data it cannot read: say it, keep all
+            console.print(
+                f"[yellow]findings of run {self.run_id} not stored ({type(error).__name__}: "
+                f"{error}); show and export recompute them[/]",
+                highlight=False,
+            )

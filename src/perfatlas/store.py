@@ -31,7 +31,7 @@ from perfatlas.errors import UserError
 from perfatlas.stats import summarize
 from perfatlas.warning import WarningRecord, records_from_json, records_to_json
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 _RESULT_COLUMNS = (
     "id, run_id, benchmark, params, metric, unit, samples, n, median, ci_lo, ci_hi, min, max,"
     " not_measurable, warnings, document"
@@ -162,6 +162,17 @@ CREATE INDEX IF NOT EXISTS scenario_jobs_scenario ON scenario_jobs (scenario_id)
 """,
     4: _typed_warnings,
     5: _topology_xml_column,
+    # Version 6: a run's findings (perfatlas.findings/1, docs/guide/findings.md), one document per
+    # run, stored when the run ends. Runs stored before have none: their findings are recomputed
+    # from their results when read (perfatlas.findings.compute), so nothing is computed here.
+    6: """
+CREATE TABLE IF NOT EXISTS findings (
+    id       INTEGER PRIMARY KEY,
+    run_id   INTEGER NOT NULL UNIQUE REFERENCES runs(id),
+    computed TEXT NOT NULL,     -- when
+    document TEXT NOT NULL      -- perfatlas.findings/1 JSON
+);
+""",
 }
 
 
@@ -644,6 +655,30 @@ class Store:
                     self._say(
                         f"result {id_} of run {run_id} in {self.path} is damaged ({bad}): left out"
                     )
+
+    # -- findings (perfatlas.findings) ---------------------------------------------------------
+    @_writes
+    def set_findings(self, run_id: int, document: dict) -> None:
+        """Store the findings document of a run, replacing the one stored before."""
+        with self.db:
+            self.db.execute(
+                "INSERT INTO findings (run_id, computed, document) VALUES (?, ?, ?)"
+                " ON CONFLICT (run_id) DO UPDATE SET computed = excluded.computed,"
+                " document = excluded.document",
+                (run_id, _now(), json.dumps(document, allow_nan=False)),
+            )
+
+    def findings(self, run_id: int) -> dict | None:
+        """The findings document stored with a run; None where it has none (a run stored before
+        version 6, imported, or whose findings could not be computed) or it cannot be read."""
+        for id_, text in self._select("findings", "id, document", "run_id", run_id):
+            try:
+                return _loads(text, id_, "document")
+            except _BadRow as bad:
+                self._say(
+                    f"findings of run {run_id} in {self.path} are damaged ({bad}): recomputed"
+                )
+        return None
 
     # -- profiles (perfatlas profile) ---------------------------------------------------------
     @_writes

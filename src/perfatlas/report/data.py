@@ -49,6 +49,7 @@ class RunData:
     profiles: list[dict[str, Any]] = field(default_factory=list)  # Store.profiles
     scenarios: list[dict[str, Any]] = field(default_factory=list)  # Store.scenarios
     comparison: Comparison | None = None  # perfatlas compare: this run (B) against another (A)
+    stored_findings: dict[str, Any] | None = None  # Store.findings (perfatlas.findings)
 
     @classmethod
     def load(cls, store: Store, run_id: int) -> RunData:
@@ -57,6 +58,7 @@ class RunData:
             store.results(run_id),
             store.profiles(run_id),
             scenarios=store.scenarios(run_id),
+            stored_findings=store.findings(run_id),
         )
 
     @cached_property

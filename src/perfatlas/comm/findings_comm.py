@@ -1,0 +1,151 @@
+"""Findings of the communication analyses: ping-pong latency and peak bandwidth, anomalous ranks,
+pairs and senders, suspect hosts (their link), and how collectives grow with the process count
+(perfatlas.comm.analysis, perfatlas.comm.series)."""
+
+from __future__ import annotations
+
+from perfatlas.comm.analysis import (
+    MIN_RELATIVE_DEVIATION,
+    ROBUST_Z_LIMIT,
+    Anomaly,
+    find_anomalies,
+)
+from perfatlas.comm.series import collective_lines, pingpong_figures
+from perfatlas.findings.model import MEDIAN_CI, Finding, Sources, from_results, median_of
+from perfatlas.findings.registry import finding_source
+from perfatlas.report.data import RunData
+from perfatlas.store import Result
+from perfatlas.units import format_size
+
+ANOMALY_METHOD = (
+    f"leave-one-out robust z of ln(figure) against its group > {ROBUST_Z_LIMIT} (Iglewicz & "
+    f"Hoaglin 1993) and more than {MIN_RELATIVE_DEVIATION:.0%} from the others' median"
+)
+SUSPECT_METHOD = "every figure involving the host is an anomaly for the worse, others are not"
+GROWTH_METHOD = "least squares against log2 P and against P; the better fit leaves <= half the RSS"
+
+
+@finding_source("comm ping-pong", 50)
+def pingpong_findings(data: RunData) -> list[Finding]:
+    found = []
+    for f in pingpong_figures(data):
+        if f.smallest is not None:
+            value, interval = median_of(f.smallest, 1e-3)
+            found.append(
+                Finding(
+                    kind="comm.pingpong_latency",
+                    subject=f"{f.label}, {format_size(f.smallest.params['bytes'])}",
+                    value=value,
+                    unit="us",
+                    method=f"half round trip of the smallest message; {MEDIAN_CI}",
+                    sources=from_results(f.smallest),
+                    **interval,
+                )
+            )
+        if f.peak is not None:
+            value, interval = median_of(f.peak, 1e-9)
+            found.append(
+                Finding(
+                    kind="comm.pingpong_bandwidth",
+                    subject=f"{f.label}, peak at {format_size(f.peak.params['bytes'])}",
+                    value=value,
+                    unit="GB/s",
+                    method=f"the message size with the highest median; {MEDIAN_CI}",
+                    sources=from_results(f.peak),
+                    details={"half_peak_bytes": f.half_peak_bytes},
+                    **interval,
+                )
+            )
+    return found
+
+
+def _anomaly(a: Anomaly, results: dict[int, Result]) -> Finding:
+    scale, unit = (1e-9, "GB/s") if a.metric.endswith("_Bps") else (1e-3, "us")
+    result = results.get(a.result_id)
+    own = median_of(result, scale)[1] if result is not None and result.median == a.value else {}
+    return Finding(
+        kind="comm.anomaly",
+        subject=f"{a.subject} in {a.group}",
+        value=a.value * scale,
+        unit=unit,
+        method=ANOMALY_METHOD,
+        sources=Sources((a.result_id,)),
+        verdict=f"{a.relative:+.0%} from the others' median ({'worse' if a.worse else 'better'})",
+        severity="warning" if a.worse else "notice",
+        details={
+            "others_median": a.median * scale,
+            "relative": a.relative,
+            "robust_z": a.robust_z,
+            "hosts": list(a.hosts),
+        },
+        **(own or {"interval_reason": "a sender's median within a hotspot result: no interval"}),
+    )
+
+
+@finding_source("comm anomalies", 51)
+def anomaly_findings(data: RunData) -> list[Finding]:
+    report = find_anomalies(data.results)
+    by_id = {r.id: r for r in data.results}
+    found = [_anomaly(a, by_id) for a in report.anomalies]
+    for s in report.suspects:
+        involved = [a.result_id for a in report.anomalies if s.host in a.hosts]
+        found.append(
+            Finding(
+                kind="comm.suspect_host",
+                subject=f"host {s.host} in {s.group}",
+                value=float(s.flagged),
+                unit="figures worse",
+                method=SUSPECT_METHOD,
+                sources=Sources(tuple(sorted(set(involved)))),
+                interval_reason="a count of flagged figures",
+                verdict=f"suspect link: every figure involving host {s.host} is worse",
+                severity="warning",
+            )
+        )
+    if report.groups_checked and not report.anomalies:
+        found.append(
+            Finding(
+                kind="comm.no_anomaly",
+                subject=f"{report.groups_checked} group(s)",
+                value=float(report.figures_checked),
+                unit="figures checked",
+                method=ANOMALY_METHOD,
+                sources=from_results(
+                    *(
+                        r
+                        for r in data.results
+                        if r.benchmark in ("comm.distance", "comm.complement", "comm.hotspot")
+                    )
+                ),
+                interval_reason="a count of figures",
+                verdict="no anomaly",
+            )
+        )
+    return found
+
+
+@finding_source("comm collectives", 52)
+def growth_findings(data: RunData) -> list[Finding]:
+    found = []
+    for line in collective_lines(data):
+        g = line.growth
+        fit = {"logarithmic": g.log_fit, "linear": g.linear_fit}.get(g.verdict)
+        per = "doubling of P" if g.verdict == "logarithmic" else "process"
+        found.append(
+            Finding(
+                kind="comm.collective_growth",
+                subject=f"{line.label}, P = {', '.join(str(int(p)) for p in line.processes)}",
+                value=fit.slope * 1e-3 if fit else None,
+                unit=f"us per {per}" if fit else "",
+                method=GROWTH_METHOD,
+                sources=from_results(*line.results),
+                interval_reason="a least-squares slope over the medians",
+                verdict=f"{g.verdict}: {g.reason}",
+                details={
+                    "latency_us": [r.median * 1e-3 for r in line.results],
+                    "log_rss": g.log_fit.rss if g.log_fit else None,
+                    "linear_rss": g.linear_fit.rss if g.linear_fit else None,
+                },
+            )
+        )
+    return found

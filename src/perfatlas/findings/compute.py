@@ -1,0 +1,68 @@
+"""A run's findings: computed from its stored results by every registered source, or read back as
+stored with the run.
+
+Every analysis is a pure function of the stored raw samples (bootstraps are seeded), so the same
+results give the same findings: a run stored before findings were (schema version 5 and older),
+or imported from a compute node, has them recomputed when it is shown, exported or reported
+(`origin: recomputed`), and nothing is written back by a read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from perfatlas import __version__
+from perfatlas.findings.model import Finding
+from perfatlas.findings.registry import all_sources
+from perfatlas.report.data import RunData
+from perfatlas.store import Store
+
+SCHEMA = "perfatlas.findings/1"
+
+
+def compute_findings(data: RunData) -> list[Finding]:
+    """Every source's findings about the run, in source order."""
+    found: list[Finding] = []
+    for source in all_sources():
+        found += source.build(data)
+    return found
+
+
+@dataclass(frozen=True)
+class RunFindings:
+    run_id: int
+    origin: str  # stored (computed when the run ended) or recomputed (now, from its results)
+    computed_by: str  # the perfatlas version that computed them
+    findings: list[Finding]
+
+    def document(self) -> dict:
+        """The perfatlas.findings/1 document (findings.schema.json)."""
+        return {
+            "schema": SCHEMA,
+            "run_id": self.run_id,
+            "origin": self.origin,
+            "computed_by": self.computed_by,
+            "findings": [f.as_dict() for f in self.findings],
+        }
+
+
+def store_findings(store: Store, run_id: int) -> RunFindings:
+    """Compute the run's findings and store them with it (replacing any stored before)."""
+    data = RunData.load(store, run_id)
+    found = RunFindings(run_id, "stored", f"perfatlas {__version__}", compute_findings(data))
+    store.set_findings(run_id, found.document())
+    return found
+
+
+def run_findings(data: RunData) -> RunFindings:
+    """The findings stored with the run, or, where it has none, recomputed from its results."""
+    run_id = int(data.run["id"])
+    stored = data.stored_findings
+    if stored is not None:
+        return RunFindings(
+            run_id,
+            "stored",
+            str(stored.get("computed_by", "?")),
+            [Finding.from_dict(f) for f in stored.get("findings", [])],
+        )
+    return RunFindings(run_id, "recomputed", f"perfatlas {__version__}", compute_findings(data))

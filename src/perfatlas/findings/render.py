@@ -1,0 +1,94 @@
+"""Findings on the terminal (a table) and as CSV (one row per finding: export --format
+findings-csv)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from rich.markup import escape
+from rich.table import Table
+
+from perfatlas.findings.compute import RunFindings
+from perfatlas.findings.model import Finding
+from perfatlas.report.common import number
+
+CSV_COLUMNS = (
+    "run_id",
+    "kind",
+    "subject",
+    "value",
+    "unit",
+    "low",
+    "high",
+    "confidence",
+    "interval_reason",
+    "verdict",
+    "severity",
+    "method",
+    "results",
+    "scenarios",
+)
+_MARKUP = {"warning": "red", "notice": "yellow"}
+
+
+def value_text(f: Finding) -> str:
+    """'12.3 % [11.9, 12.8]', or the value alone (and '-' without one)."""
+    if f.value is None:
+        return "-"
+    text = f"{number(f.value, 4)} {f.unit}".rstrip()
+    if f.interval is not None:
+        text += f" [{number(f.interval.low, 4)}, {number(f.interval.high, 4)}]"
+    return text
+
+
+def findings_table(found: RunFindings, kinds: tuple[str, ...] = ()) -> Table:
+    """The findings of a run (those whose kind starts with one of `kinds`, if given)."""
+    from perfatlas.views import titled_table
+
+    origin = "stored with the run" if found.origin == "stored" else "recomputed from its results"
+    table = titled_table(
+        f"findings of run {found.run_id} ({origin}; value [95 % interval])",
+        "kind",
+        "subject",
+        "value",
+        "verdict",
+    )
+    for f in found.findings:
+        if kinds and not f.kind.startswith(kinds):
+            continue
+        color = _MARKUP.get(f.severity)
+        verdict = escape(f.verdict or "")
+        table.add_row(
+            f.kind,
+            escape(f.subject),
+            escape(value_text(f)),
+            f"[{color}]{verdict}[/]" if color and verdict else verdict,
+        )
+    return table
+
+
+def findings_csv(found: RunFindings) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(CSV_COLUMNS)
+    for f in found.findings:
+        writer.writerow(
+            [
+                found.run_id,
+                f.kind,
+                f.subject,
+                "" if f.value is None else repr(f.value),
+                f.unit,
+                "" if f.interval is None else repr(f.interval.low),
+                "" if f.interval is None else repr(f.interval.high),
+                "" if f.interval is None else repr(f.interval.confidence),
+                f.interval_reason or "",
+                f.verdict or "",
+                f.severity,
+                f.method,
+                " ".join(map(str, f.sources.results)),
+                " ".join(map(str, f.sources.scenarios)),
+            ]
+        )
+    return buffer.getvalue()

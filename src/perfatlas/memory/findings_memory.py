@@ -1,0 +1,195 @@
+"""Findings of the memory analyses: the levels of the latency curve, peak bandwidths, contention,
+the NUMA penalties and loaded latency (perfatlas.memory.series and its analyses)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perfatlas.findings.model import (
+    MEDIAN_CI,
+    RATIO_CI,
+    Finding,
+    from_results,
+    interval_of,
+    median_of,
+    ratio_of,
+)
+from perfatlas.findings.registry import finding_source
+from perfatlas.memory.analysis_levels import compare_with_hwloc
+from perfatlas.memory.analysis_loaded_latency import SATURATION_RATIO, loaded_curves
+from perfatlas.memory.analysis_numa import METRICS, numa_matrices
+from perfatlas.memory.series import (
+    bandwidth_peaks,
+    bandwidth_series,
+    contention_ratios,
+    latency_series,
+    levels_of,
+    primary_latency,
+)
+from perfatlas.report.data import RunData
+from perfatlas.units import format_size
+
+LEVEL_METHOD = (
+    "plateaus of log latency by optimal partitioning with a BIC penalty (Jackson et al. 2005), "
+    "matched to hwloc's caches by size; latency the median of the plateau's point medians, "
+    "interval the range of their 95 % intervals"
+)
+
+
+@finding_source("memory levels", 10)
+def level_findings(data: RunData) -> list[Finding]:
+    reference = primary_latency(latency_series(data))
+    if reference is None:
+        return []
+    found = []
+    for row in compare_with_hwloc(levels_of(reference, data), data.caches):
+        level, cache = row.level, row.cache
+        if level is None:
+            found.append(
+                Finding(
+                    kind="memory.level",
+                    subject=f"{row.name} ({reference.label})",
+                    value=None,
+                    unit="ns",
+                    method=LEVEL_METHOD,
+                    sources=from_results(*reference.results),
+                    interval_reason="not detected on the latency curve",
+                    verdict=f"hwloc's {cache.name} ({format_size(cache.size_bytes)}) not detected",
+                    severity="notice",
+                    details={"hwloc_bytes": cache.size_bytes},
+                )
+            )
+            continue
+        on = reference.results[level.first_index : level.last_index + 1]
+        hwloc = f"hwloc {cache.name} {format_size(cache.size_bytes)}" if cache else "no hwloc cache"
+        capacity = level.capacity_bytes
+        found.append(
+            Finding(
+                kind="memory.level",
+                subject=f"{level.name} ({reference.label})",
+                value=level.latency_ns,
+                unit="ns",
+                method=LEVEL_METHOD,
+                sources=from_results(*on),
+                verdict=f"holds {format_size(capacity)} or more; {hwloc}"
+                if capacity
+                else f"beyond the caches; {hwloc}",
+                details={
+                    "first_bytes": level.first_bytes,
+                    "last_bytes": level.last_bytes,
+                    "capacity_bytes": capacity,
+                    "boundary_bytes": level.boundary_bytes,
+                    "hwloc_bytes": cache.size_bytes if cache else None,
+                    "matched_by": level.matched_by,
+                },
+                **interval_of(
+                    float(np.min([r.ci_lo for r in on])), float(np.max([r.ci_hi for r in on]))
+                ),
+            )
+        )
+    return found
+
+
+@finding_source("memory bandwidth", 11)
+def bandwidth_findings(data: RunData) -> list[Finding]:
+    series = bandwidth_series(data)
+    if not series:
+        return []
+    found = []
+    for row in bandwidth_peaks(series)[1]:
+        for threads, best in sorted(row.peak.items()):
+            value, interval = median_of(best, 1e-9)
+            found.append(
+                Finding(
+                    kind="memory.peak_bandwidth",
+                    subject=f"{row.op}, {row.variant}, {threads} thread{'s' * (threads > 1)}",
+                    value=value,
+                    unit="GB/s",
+                    method=f"the working set with the highest median; {MEDIAN_CI}",
+                    sources=from_results(best),
+                    details={"bytes": best.params.get("bytes")},
+                    **interval,
+                )
+            )
+    return found
+
+
+@finding_source("memory contention", 12)
+def contention_findings(data: RunData) -> list[Finding]:
+    found = []
+    for c in contention_ratios(data):
+        value, interval = ratio_of(c.ratio)
+        contains_one = c.ratio.ci_lo <= 1.0 <= c.ratio.ci_hi
+        found.append(
+            Finding(
+                kind="memory.contention",
+                subject=f"{c.measure} at {format_size(c.bytes)}, other core {c.load}s",
+                value=value,
+                unit="ratio loaded / alone",
+                method=RATIO_CI,
+                sources=from_results(c.alone, c.loaded),
+                verdict="no measurable contention"
+                if contains_one
+                else f"{c.slowdown:.2f}x {'slower' if c.slowdown > 1 else 'faster'} with the load",
+                severity="info" if contains_one or c.slowdown <= 1 else "notice",
+                **interval,
+            )
+        )
+    return found
+
+
+@finding_source("numa", 13)
+def numa_findings(data: RunData) -> list[Finding]:
+    found = []
+    for matrix in numa_matrices(data.measured("mem.numa_matrix")):
+        for p in matrix.penalties():
+            value, interval = ratio_of(p.factor)
+            found.append(
+                Finding(
+                    kind="memory.numa_penalty",
+                    subject=f"{METRICS[matrix.metric]}, cpu node {p.cpu_node} -> memory node "
+                    f"{p.mem_node} (against node {p.reference})",
+                    value=value,
+                    unit="x worse than local",
+                    method=RATIO_CI,
+                    sources=from_results(
+                        matrix.cells[(p.cpu_node, p.mem_node)],
+                        matrix.cells[(p.cpu_node, p.reference)],
+                    ),
+                    **interval,
+                )
+            )
+    return found
+
+
+@finding_source("loaded latency", 14)
+def loaded_latency_findings(data: RunData) -> list[Finding]:
+    found = []
+    for c in loaded_curves(data):
+        peak, saturated = c.peak, c.saturation
+        value, interval = ratio_of(peak.slowdown)
+        where = (
+            f"latency doubled from {saturated.bandwidth.median / 1e9:.3g} GB/s injected"
+            if saturated
+            else f"latency never reached {SATURATION_RATIO:g}x idle"
+        )
+        found.append(
+            Finding(
+                kind="memory.loaded_latency",
+                subject=c.label,
+                value=value,
+                unit="ratio loaded / idle",
+                method=f"at the highest injected bandwidth measured; {RATIO_CI}",
+                sources=from_results(peak.latency, peak.idle, peak.bandwidth),
+                verdict=where,
+                severity="notice" if saturated else "info",
+                details={
+                    "idle_ns": c.idle.median,
+                    "loaded_ns": peak.latency.median,
+                    "injected_GBps": (peak.bandwidth.median or 0.0) / 1e9,
+                    "saturation_GBps": saturated.bandwidth.median / 1e9 if saturated else None,
+                },
+                **interval,
+            )
+        )
+    return found

@@ -1,0 +1,121 @@
+"""Findings of the noise analysis: each PU's slowdown with its interval, its strongest spectral
+lines, and the BSP cost at scale (perfatlas.noise.series, perfatlas.noise.analysis)."""
+
+from __future__ import annotations
+
+from perfatlas.findings.model import Finding, Sources, from_results, ratio_of
+from perfatlas.findings.registry import finding_source
+from perfatlas.noise.analysis import PROCESSES, Line
+from perfatlas.noise.series import CoreNoise, NoiseMeasurement, noise_measurements
+from perfatlas.report.data import RunData
+
+STRONGEST_LINES = 3  # lines per PU, by band power
+SLOWDOWN_METHOD = (
+    "time lost to detours / undisturbed time of the series (FWQ: against the fastest quantum; "
+    "FTQ: against the largest count), 95 % moving-block bootstrap interval over 50 stretches "
+    "of time (Kuensch 1989)"
+)
+LINE_METHOD = (
+    "peak of Welch's PSD of the lost-time fraction >= 10x its running median; share of the lost "
+    "time recurring with its period by epoch folding"
+)
+BSP_METHOD = (
+    "expected maximum over P processes of the lost time in windows of g of work, pooled over "
+    "the measured PUs, / g (Hoefler, Schneider & Lumsdaine, SC10)"
+)
+
+
+def _where(m: NoiseMeasurement, core: CoreNoise) -> str:
+    return f"cpu {core.cpu} ({m.label})"
+
+
+def strongest_lines(core: CoreNoise, count: int = STRONGEST_LINES) -> list[Line]:
+    """The lines of the largest band power, strongest first. Not by share of the lost time:
+    a pulse train has the same share at its frequency, its multiples and any weak subharmonic
+    the folding meets (perfatlas.noise.analysis), so shares tie where powers do not."""
+    lines = core.spectrum.lines if core.spectrum else []
+    return sorted(lines, key=lambda line: line.power_share, reverse=True)[:count]
+
+
+def _slowdown(m: NoiseMeasurement, core: CoreNoise) -> Finding:
+    value, interval = ratio_of(core.slowdown, scale=100.0)
+    top = next(iter(strongest_lines(core, 1)), None)
+    return Finding(
+        kind="noise.slowdown",
+        subject=_where(m, core),
+        value=value,
+        unit="%",
+        method=SLOWDOWN_METHOD,
+        sources=from_results(core.result),
+        verdict=f"strongest line {top.frequency_hz:.4g} Hz" if top else "no spectral line",
+        details={
+            "p99_lost_ns": core.detours.percentiles_ns[99.0],
+            "largest_lost_ns": core.detours.largest_ns,
+            "top_line_hz": float(top.frequency_hz) if top else None,
+            "samples": len(core.series.lost_ns),
+        },
+        **interval,
+    )
+
+
+def _line(m: NoiseMeasurement, core: CoreNoise, line: Line) -> Finding:
+    share = f"{100 * line.share:.0f} % of the lost time" if line.share else "no folded share"
+    harmonic = f", {line.order} x {line.fundamental_hz:.4g} Hz" if line.fundamental_hz else ""
+    return Finding(
+        kind="noise.line",
+        subject=f"{_where(m, core)}, {line.frequency_hz:.4g} Hz",
+        value=float(line.frequency_hz),
+        unit="Hz",
+        method=LINE_METHOD,
+        sources=from_results(core.result),
+        interval_reason="a line's frequency is the refined periodogram peak: no interval",
+        verdict=f"{share} recurs with this period{harmonic}",
+        details={
+            "share": line.share,
+            "power_share": line.power_share,
+            "amplitude": line.amplitude,
+            "fundamental_hz": None if line.fundamental_hz is None else float(line.fundamental_hz),
+            "order": line.order,
+        },
+    )
+
+
+def _bsp(m: NoiseMeasurement) -> list[Finding]:
+    widest = max(PROCESSES)
+    found = []
+    for curve in m.bsp:
+        bound = widest > curve.independent_windows
+        found.append(
+            Finding(
+                kind="noise.bsp_slowdown",
+                subject=f"{m.label}, g = {curve.granularity_ns / 1e6:g} ms, P = {widest:g}",
+                value=100.0 * float(curve.slowdown[-1]),
+                unit="%",
+                method=BSP_METHOD,
+                sources=Sources(tuple(sorted(c.result.id for c in m.cores))),
+                interval_reason="an expectation over the pooled windows (a model), not a sample "
+                "statistic",
+                verdict="lower bound: P exceeds the independent windows measured"
+                if bound
+                else "expected superstep slowdown",
+                severity="notice" if curve.slowdown[-1] > 0.1 else "info",
+                details={
+                    "processes": [int(p) for p in curve.processes],
+                    "slowdown_percent": [100.0 * float(s) for s in curve.slowdown],
+                    "independent_windows": curve.independent_windows,
+                    "window_ns": curve.window_ns,
+                },
+            )
+        )
+    return found
+
+
+@finding_source("noise", 40)
+def noise_findings(data: RunData) -> list[Finding]:
+    found = []
+    for m in noise_measurements(data):
+        for core in m.cores:
+            found.append(_slowdown(m, core))
+            found += [_line(m, core, line) for line in strongest_lines(core)]
+        found += _bsp(m)
+    return found

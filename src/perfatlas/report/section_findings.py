@@ -1,0 +1,49 @@
+"""Findings: every conclusion of the run's analyses as one table, from the same Finding objects
+that `perfatlas show` prints and `export` writes (perfatlas.findings)."""
+
+from __future__ import annotations
+
+from perfatlas.findings.compute import run_findings
+from perfatlas.findings.render import value_text
+from perfatlas.report.blocks import Block, Details, Note, Table
+from perfatlas.report.data import RunData
+from perfatlas.report.registry import section
+
+OPEN_LIMIT = 40  # more findings than this: the table starts folded
+
+
+@section("findings", "Findings", order=12)
+def findings_section(data: RunData) -> list[Block]:
+    found = run_findings(data)
+    if not found.findings:
+        return []
+    attention = [f for f in found.findings if f.severity != "info"]
+    origin = (
+        f"stored with the run by {found.computed_by}"
+        if found.origin == "stored"
+        else f"recomputed from the stored results by {found.computed_by} (the run has none stored)"
+    )
+    rows = [[f.kind, f.subject, value_text(f), f.verdict or "", f.severity] for f in found.findings]
+    table = Table(
+        ["kind", "subject", "value [95 % interval]", "verdict", "severity"],
+        rows,
+        caption="Schema perfatlas.findings/1: 'perfatlas show RUN --json' and 'perfatlas export "
+        "RUN --format findings-csv' give the same findings with their methods and sources.",
+    )
+    blocks: list[Block] = [
+        Note(
+            f"{len(found.findings)} finding(s), {len(attention)} worth a look (notice or "
+            f"warning); {origin}.",
+            "warning" if any(f.severity == "warning" for f in attention) else "info",
+        )
+    ]
+    if attention:
+        blocks.append(
+            Table(
+                ["kind", "subject", "value [95 % interval]", "verdict"],
+                [[f.kind, f.subject, value_text(f), f.verdict or ""] for f in attention],
+                caption="Findings of severity notice or warning.",
+            )
+        )
+    blocks.append(Details(f"All {len(rows)} findings", [table], open=len(rows) <= OPEN_LIMIT))
+    return blocks

@@ -1,0 +1,85 @@
+"""Findings of the interference scenarios: each job's runtime extension in a scenario, and each
+cell of an interference matrix (perfatlas.scenario.accounting, perfatlas.scenario.matrix)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from perfatlas.findings.model import Finding, Sources, interval_of
+from perfatlas.findings.registry import finding_source
+from perfatlas.report.data import RunData
+
+EXTENSION_METHOD = "wall time beside the other jobs / the same program's dedicated (alone) time"
+MATRIX_METHOD = (
+    "middle of three identical lines timed, the row's kernel on the first CPU, together / alone"
+)
+
+
+def cell_interval(matrix: dict, i: int, j: int) -> dict[str, Any]:
+    """A matrix cell's interval where the matrix stores one (slowdown_ci: [[low, high]] per cell),
+    else why it has none."""
+    stored = matrix.get("slowdown_ci")
+    if stored and stored[i][j] is not None:
+        return interval_of(*stored[i][j])
+    return {"interval_reason": "one alone and one together measurement per cell: no interval"}
+
+
+def _matrix(matrix: dict) -> list[Finding]:
+    found = []
+    classes = matrix["classes"]
+    for i, row in enumerate(classes):
+        for j, column in enumerate(classes):
+            value = float(matrix["slowdown"][i][j])
+            interval = cell_interval(matrix, i, j)
+            bounds = interval.get("interval")
+            if bounds is not None and bounds.low <= 1.0 <= bounds.high:
+                verdict, severity = "no measurable interference", "info"
+            else:
+                verdict = f"{value:.2f}x {'slower' if value >= 1 else 'faster'} together"
+                severity = "notice" if value > 1.1 else "info"
+            found.append(
+                Finding(
+                    kind="scenario.interference",
+                    subject=f"{row} ({matrix['kernels'][row]}) beside {column} "
+                    f"({matrix['kernels'][column]}), {matrix['bytes'] / 1e6:.4g} MB, "
+                    f"CPUs {matrix['cpu_list']}",
+                    value=value,
+                    unit="ratio together / alone",
+                    method=matrix.get("method") or MATRIX_METHOD,
+                    sources=Sources(scenarios=(int(matrix["id"]),)),
+                    verdict=verdict,
+                    severity=severity,
+                    **interval,
+                )
+            )
+    return found
+
+
+def _scenario(scenario: dict) -> list[Finding]:
+    found = []
+    for job in scenario["jobs"]:
+        if job.get("extension") is None:
+            continue
+        found.append(
+            Finding(
+                kind="scenario.extension",
+                subject=f"scenario {scenario['name']}, job {job['job']}",
+                value=float(job["extension"]),
+                unit="ratio wall / dedicated",
+                method=EXTENSION_METHOD,
+                sources=Sources(scenarios=(int(scenario["id"]),)),
+                interval_reason="one run beside the others against one dedicated run",
+                verdict=f"{job['extension']:.2f}x its dedicated runtime",
+                severity="notice" if job["extension"] > 1.1 else "info",
+                details={"wall_s": job.get("wall_s"), "dedicated_s": job.get("dedicated_s")},
+            )
+        )
+    return found
+
+
+@finding_source("scenarios", 75)
+def scenario_findings(data: RunData) -> list[Finding]:
+    found = []
+    for scenario in data.scenarios:
+        found += _matrix(scenario) if scenario["kind"] == "matrix" else _scenario(scenario)
+    return found

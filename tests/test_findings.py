@@ -1,0 +1,365 @@
+"""Findings as data (perfatlas.findings, schema perfatlas.findings/1): each analysis's findings on
+synthetic results with known answers, the schema on the findings of real measured runs, the store
+(round trip, migration of older databases), and show / export / measure."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sqlite3
+from importlib import resources
+
+import jsonschema
+import numpy as np
+import pytest
+
+from perfatlas.findings.compute import compute_findings, run_findings, store_findings
+from perfatlas.findings.model import Finding, Interval, Sources
+from perfatlas.report.data import RunData
+from perfatlas.stats import summarize
+from perfatlas.store import SCHEMA_VERSION, Result, Store
+
+SCHEMA = json.loads(
+    (resources.files("perfatlas.findings") / "findings.schema.json").read_text(encoding="utf-8")
+)
+TOPOLOGY = {
+    "caches": [
+        {"level": 1, "type": "data", "size_bytes": 32 * 1024},
+        {"level": 2, "type": "unified", "size_bytes": 1024 * 1024},
+    ]
+}
+
+
+def validate(document: dict) -> None:
+    jsonschema.Draft202012Validator(SCHEMA).validate(document)
+
+
+def result(id_: int, benchmark: str, params: dict, metric: str, samples, unit: str = "ns", **doc):
+    """A stored result as the store reads it back, its statistics from stats.summarize."""
+    samples = [float(x) for x in samples]
+    s = summarize(samples)
+    document = {"benchmark": benchmark, "params": params, **doc}
+    return Result(
+        id_, 1, benchmark, params, metric, unit, samples, s.n, s.median, s.ci_lo, s.ci_hi,
+        s.min, s.max, None, [], document,
+    )  # fmt: skip
+
+
+def run_data(results: list[Result], scenarios: list[dict] | None = None) -> RunData:
+    run = {"id": 1, "topology": TOPOLOGY, "status": "complete"}
+    return RunData(run, results, [], scenarios=scenarios or [])
+
+
+def of_kind(found: list[Finding], kind: str) -> list[Finding]:
+    return [f for f in found if f.kind == kind]
+
+
+def noisy(median: float, n: int = 9, seed: int = 0, spread: float = 0.005) -> np.ndarray:
+    return median * (1 + spread * np.random.default_rng(seed).standard_normal(n))
+
+
+# -- each analysis, known answers --------------------------------------------------------------------
+def test_noise_slowdown_and_its_line_from_a_planted_periodic_detour():
+    """FWQ quanta of 10 us, every 10th one 5 us longer: 5 % slowdown by construction, recurring
+    every 10 quanta (105 us: 9524 Hz)."""
+    quanta = np.full(20_000, 10_000.0)
+    quanta[::10] += 5_000.0
+    params = {"method": "fwq", "cpus": [0], "cpu": 0, "duration": 0.2, "quantum": 1e-5}
+    noise = result(7, "noise", params, "quantum_ns", quanta, timer={"resolution_ns": 20.0})
+    found = compute_findings(run_data([noise]))
+    (slowdown,) = of_kind(found, "noise.slowdown")
+    assert slowdown.value == pytest.approx(5.0) and slowdown.unit == "%"
+    assert slowdown.interval.low <= 5.0 <= slowdown.interval.high
+    assert slowdown.sources == Sources((7,))
+    lines = of_kind(found, "noise.line")
+    assert lines and lines[0].value == pytest.approx(1e9 / 105_000, rel=0.01)
+    assert lines[0].details["share"] > 0.5 and lines[0].interval is None
+    assert of_kind(found, "noise.bsp_slowdown")
+
+
+def comm_distance(peer: int, median: float, hosts: list[str], id_: int) -> Result:
+    ranks = [{"rank": r, "host": h} for r, h in enumerate(hosts)]
+    return result(
+        id_,
+        "comm.distance",
+        {"np": len(hosts), "peer": peer, "latency_bytes": 8},
+        "latency_ns",
+        noisy(median, seed=peer),
+        placement={"ranks": ranks, "link": "inter-node"},
+    )
+
+
+def test_a_slow_host_gives_an_anomaly_and_a_suspect_host():
+    hosts = [f"h{i}" for i in range(6)]
+    slow = 4
+    results = [comm_distance(p, 9000.0 if p == slow else 2000.0, hosts, p) for p in range(1, 6)]
+    found = compute_findings(run_data(results))
+    (anomaly,) = of_kind(found, "comm.anomaly")
+    assert anomaly.subject.startswith("rank 4") and anomaly.severity == "warning"
+    assert anomaly.value == pytest.approx(9.0, rel=0.02) and anomaly.unit == "us"
+    assert anomaly.interval.low <= anomaly.value <= anomaly.interval.high
+    assert anomaly.sources == Sources((slow,))
+    (suspect,) = of_kind(found, "comm.suspect_host")
+    assert suspect.subject.startswith("host h4") and suspect.sources == Sources((slow,))
+    assert not of_kind(found, "comm.no_anomaly")
+
+
+def test_a_uniform_set_of_links_is_said_to_have_no_anomaly():
+    hosts = [f"h{i}" for i in range(6)]
+    found = compute_findings(run_data([comm_distance(p, 2000.0, hosts, p) for p in range(1, 6)]))
+    (clean,) = of_kind(found, "comm.no_anomaly")
+    assert clean.verdict == "no anomaly" and clean.value == 5
+    assert not of_kind(found, "comm.anomaly")
+
+
+def test_collective_growth_logarithmic_with_its_slope():
+    """latency = 1000 + 3000 log2 P ns over P = 2 .. 32: logarithmic, 3 us per doubling."""
+    results = [
+        result(
+            p,
+            "comm.allreduce",
+            {"np": 32, "processes": p, "bytes": 8},
+            "latency_ns",
+            [1000 + 3000 * np.log2(p)] * 7,
+        )
+        for p in (2, 4, 8, 16, 32)
+    ]
+    (growth,) = of_kind(compute_findings(run_data(results)), "comm.collective_growth")
+    assert growth.verdict.startswith("logarithmic")
+    assert growth.value == pytest.approx(3.0) and growth.unit == "us per doubling of P"
+    assert growth.sources == Sources((2, 4, 8, 16, 32))
+
+
+def test_node_asymmetry_names_the_slow_node_only():
+    results = [
+        result(
+            i,
+            "mem.bandwidth",
+            {"op": "read", "bytes": 1 << 28, "threads": 1, "host": f"n{i}"},
+            "bandwidth_Bps",
+            noisy(5e9 if i == 3 else 10e9, seed=i),
+            unit="byte/s",
+        )
+        for i in range(1, 5)
+    ]
+    found = of_kind(compute_findings(run_data(results)), "cluster.node_slowdown")
+    assert len(found) == 4
+    flagged = {f.subject.split(":")[0]: f for f in found if f.severity == "warning"}
+    assert list(flagged) == ["host n3"] and flagged["host n3"].value == pytest.approx(2, rel=0.05)
+    assert all(f.severity == "info" for f in found if f not in flagged.values())
+
+
+def test_memory_levels_and_peak_bandwidth():
+    """Latency 1 ns up to 32 KiB, 4 ns up to 1 MiB, 80 ns beyond: L1, L2 and memory; the peak
+    bandwidth is the working set with the highest median."""
+    sizes = [4096 * 2**k for k in range(13)]  # 4 KiB .. 16 MiB
+    latency = [1.0 if s <= 32768 else 4.0 if s <= 1 << 20 else 80.0 for s in sizes]
+    results = [
+        result(
+            i + 1,
+            "mem.latency",
+            {"bytes": s, "chain": "page", "cpus": [0]},
+            "latency_ns",
+            noisy(v, seed=i),
+        )
+        for i, (s, v) in enumerate(zip(sizes, latency))
+    ]
+    results += [
+        result(
+            100 + k,
+            "mem.bandwidth",
+            {"op": "triad", "bytes": s, "threads": 1},
+            "bandwidth_Bps",
+            noisy(v, seed=k),
+            unit="byte/s",
+        )
+        for k, (s, v) in enumerate([(16384, 40e9), (262144, 60e9), (1 << 26, 12e9)])
+    ]
+    found = compute_findings(run_data(results))
+    levels = {f.subject.split(" ")[0]: f for f in of_kind(found, "memory.level")}
+    assert set(levels) == {"L1", "L2d", "L2", "memory"} - {"L2d"}
+    assert levels["L1"].value == pytest.approx(1.0, rel=0.02)
+    assert levels["L2"].value == pytest.approx(4.0, rel=0.02)
+    assert levels["memory"].value == pytest.approx(80.0, rel=0.02)
+    assert levels["L2"].interval.low <= 4.0 <= levels["L2"].interval.high
+    (peak,) = of_kind(found, "memory.peak_bandwidth")
+    assert peak.value == pytest.approx(60.0, rel=0.01) and peak.sources == Sources((101,))
+
+
+def matrix(slowdown: list[list[float]], intervals=None) -> dict:
+    document = {
+        "id": 3,
+        "kind": "matrix",
+        "name": "interference matrix",
+        "classes": ["stream", "compute"],
+        "kernels": {"stream": "triad", "compute": "dgemm"},
+        "bytes": 240_000,
+        "cpu_list": "0,1",
+        "slowdown": slowdown,
+        "jobs": [],
+    }
+    if intervals is not None:
+        document["slowdown_ci"] = intervals
+    return document
+
+
+def test_interference_cells_with_and_without_intervals():
+    found = of_kind(
+        compute_findings(run_data([], [matrix([[1.5, 1.0], [0.9, 1.02]])])),
+        "scenario.interference",
+    )
+    assert [f.value for f in found] == [1.5, 1.0, 0.9, 1.02]
+    assert all(f.interval is None and f.interval_reason for f in found)
+    assert found[0].verdict == "1.50x slower together" and found[0].severity == "notice"
+    assert found[0].sources == Sources(scenarios=(3,))
+    cis = [[[1.4, 1.6], [0.95, 1.05]], [[0.85, 0.95], [0.98, 1.06]]]
+    found = of_kind(
+        compute_findings(run_data([], [matrix([[1.5, 1.0], [0.9, 1.02]], cis)])),
+        "scenario.interference",
+    )
+    assert [f.verdict for f in found] == [
+        "1.50x slower together",
+        "no measurable interference",
+        "0.90x faster together",
+        "no measurable interference",
+    ]
+
+
+def test_a_model_is_judged_against_the_measured_interval():
+    from perfatlas.apps.findings_apps import model_verdict
+    from perfatlas.stats import Ratio
+
+    measured = Ratio(0.8, 0.75, 0.85)
+    assert model_verdict(0.82, measured).startswith("the model's 0.82 lies in")
+    assert model_verdict(0.95, measured).startswith("the model over-predicts")
+    assert model_verdict(0.5, measured).startswith("the model under-predicts")
+
+
+def test_a_finding_without_interval_needs_a_reason_and_never_holds_nan():
+    with pytest.raises(ValueError, match="no interval and no reason"):
+        Finding("x.y", "s", 1.0, "", "m", Sources())
+    with pytest.raises(ValueError, match="value"):
+        Finding("x.y", "s", float("nan"), "", "m", Sources(), interval=Interval(0, 1))
+    f = Finding("x.y", "s", 1.0, "", "m", Sources(), Interval(0, 2), details={"z": float("inf")})
+    assert f.as_dict()["details"] == {"z": None}
+    assert Finding.from_dict(f.as_dict()) == Finding(
+        "x.y", "s", 1.0, "", "m", Sources(), Interval(0, 2), details={"z": None}
+    )
+
+
+# -- real runs: schema, determinism, store -----------------------------------------------------------
+def test_the_findings_of_a_real_run_follow_the_schema_and_cite_its_results(small_run):
+    store = Store(small_run.db, read_only=True)
+    data = RunData.load(store, small_run.run_id)
+    found = run_findings(data)
+    assert found.origin == "stored"  # `perfatlas run` stored them as the run ended
+    document = found.document()
+    validate(document)
+    kinds = {f["kind"] for f in document["findings"]}
+    assert {"memory.level", "memory.peak_bandwidth", "memory.contention"} <= kinds
+    assert "noise.slowdown" in kinds
+    ids = {r.id for r in data.launches}
+    assert all(set(f["sources"]["results"]) <= ids for f in document["findings"])
+    # deterministic: recomputed from the stored results, the same findings
+    data.stored_findings = None
+    recomputed = run_findings(data)
+    assert recomputed.origin == "recomputed"
+    assert [f.as_dict() for f in recomputed.findings] == document["findings"]
+
+
+def test_findings_round_trip_and_an_older_database_is_migrated_without_loss(small_run, tmp_path):
+    old = tmp_path / "v5.db"
+    with sqlite3.connect(small_run.db) as source, sqlite3.connect(old) as copy:
+        source.backup(copy)
+    with sqlite3.connect(old) as db:  # as perfatlas wrote it before findings were stored
+        db.execute("DROP TABLE findings")
+        db.execute("UPDATE schema_version SET version = 5")
+        before = db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    store = Store(old)
+    assert store.db.execute("SELECT version FROM schema_version").fetchone()[0] == SCHEMA_VERSION
+    assert store.db.execute("SELECT COUNT(*) FROM results").fetchone()[0] == before
+    assert store.findings(small_run.run_id) is None
+    assert run_findings(RunData.load(store, small_run.run_id)).origin == "recomputed"
+    stored = store_findings(store, small_run.run_id)
+    assert store.findings(small_run.run_id) == stored.document()
+    store_findings(store, small_run.run_id)  # replaced, not added
+    assert store.db.execute("SELECT COUNT(*) FROM findings").fetchone()[0] == 1
+    store.close()
+    again = Store(old, read_only=True)
+    assert run_findings(RunData.load(again, small_run.run_id)).origin == "stored"
+
+
+# -- the command line -------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def noise_run(tmp_path_factory):
+    """`perfatlas measure noise` for 0.3 s on cpu 0, through the CLI: (db, stdout)."""
+    import contextlib
+
+    from perfatlas.cli import main
+
+    db = tmp_path_factory.mktemp("noise") / "n.db"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["--db", str(db), "measure", "noise", "cpus=0", "duration=0.3s"])
+    assert code == 0
+    return db, out.getvalue()
+
+
+def test_measure_prints_the_noise_slowdown_with_its_interval_and_its_lines(noise_run):
+    db, out = noise_run
+    assert "findings of run 1 (stored with the run" in out
+    slowdown = next(line for line in out.splitlines() if "noise.slowdown" in line)
+    assert "%" in slowdown and "[" in slowdown  # value [low, high]
+    found = run_findings(RunData.load(Store(db, read_only=True), 1))
+    kinds = [f.kind for f in found.findings]
+    assert kinds[0] == "noise.slowdown" and "noise.bsp_slowdown" in kinds
+    assert out.count("noise.line") == kinds.count("noise.line")
+
+
+def test_show_and_export_give_the_same_findings(cli, noise_run):
+    db = noise_run[0]
+    shown = cli("show", "1", db_path=db)
+    assert shown.code == 0 and "noise.slowdown" in shown.out
+    as_json = cli("show", "1", "--json", db_path=db)
+    document = json.loads(as_json.out)
+    validate(document["findings"])
+    assert document["run"]["id"] == 1 and document["results"][0]["benchmark"] == "noise"
+    exported = json.loads(cli("export", "1", db_path=db).out)
+    assert exported["findings"] == document["findings"]
+    rows = list(
+        csv.DictReader(io.StringIO(cli("export", "1", "--format", "findings-csv", db_path=db).out))
+    )
+    assert [r["kind"] for r in rows] == [f["kind"] for f in document["findings"]["findings"]]
+    first = rows[0]
+    assert float(first["low"]) <= float(first["value"]) <= float(first["high"])
+    assert first["results"] == "1"
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (("show", "9"), "run 9 is not in"),
+        (("show", "--json"), "--json shows one run"),
+        (("export", "9", "--format", "findings-csv"), "run 9 is not in"),
+        (("export", "1", "--format", "findings"), "invalid choice: 'findings'"),
+    ],
+)
+def test_bad_input_is_one_sentence_and_exit_2(cli, noise_run, args, says):
+    said = cli(*args, db_path=noise_run[0])
+    assert said.code == 2 and says in said.err and not said.out
+
+
+def test_findings_that_cannot_be_stored_are_said_and_the_run_keeps_its_results(cli, monkeypatch):
+    import perfatlas.findings.compute as compute
+
+    def broken(store, run_id):
+        raise RuntimeError("planted")
+
+    monkeypatch.setattr(compute, "store_findings", broken)
+    said = cli("measure", "mem.latency", "bytes=16KiB", "samples=3")
+    assert said.code == 0
+    assert "findings of run 1 not stored (RuntimeError: planted)" in said.err
+    store = Store(cli.db, read_only=True)
+    assert store.results(1) and store.findings(1) is None
+    assert store.run(1)["status"] == "complete"
