@@ -9,10 +9,12 @@ import io
 import json
 import sqlite3
 from importlib import resources
+from pathlib import Path
 
 import jsonschema
 import numpy as np
 import pytest
+from mpi_helpers import mpirun
 
 from perfatlas.findings.compute import compute_findings, run_findings, store_findings
 from perfatlas.findings.model import Finding, Interval, Sources
@@ -20,6 +22,7 @@ from perfatlas.report.data import RunData
 from perfatlas.stats import summarize
 from perfatlas.store import SCHEMA_VERSION, Result, Store
 
+DATA = Path(__file__).parent / "data"
 SCHEMA = json.loads(
     (resources.files("perfatlas.findings") / "findings.schema.json").read_text(encoding="utf-8")
 )
@@ -187,6 +190,29 @@ def test_memory_levels_and_peak_bandwidth():
     assert peak.value == pytest.approx(60.0, rel=0.01) and peak.sources == Sources((101,))
 
 
+@pytest.mark.parametrize("curve", sorted(p.name for p in (DATA / "latency-curves").glob("*.json")))
+def test_memory_levels_of_recorded_curves_are_the_expected_ones(curve):
+    """The latency curves of tests/data/latency-curves (their expected levels written beside
+    them): one memory.level finding per level, at its latency."""
+    recorded = json.loads((DATA / "latency-curves" / curve).read_text())
+    series = recorded["series"][0]
+    results = [
+        result(i + 1, "mem.latency", {"bytes": b, "chain": "page", "cpus": [0]}, "latency_ns", [v])
+        for i, (b, v) in enumerate(zip(series["sizes"], series["ns"]))
+    ]
+    data = run_data(results)
+    data.run["topology"] = {"caches": recorded["hwloc_caches"]}
+    found = {
+        f.subject.split(" (")[0]: f
+        for f in of_kind(compute_findings(data), "memory.level")
+        if f.value is not None
+    }
+    expected = {level["name"]: level for level in series["expected_levels"]}
+    assert set(found) == set(expected)
+    for name, level in expected.items():
+        assert found[name].value == pytest.approx(level["latency_ns"], rel=level["latency_rel"])
+
+
 def matrix(slowdown: list[list[float]], intervals=None) -> dict:
     document = {
         "id": 3,
@@ -288,6 +314,59 @@ def test_findings_round_trip_and_an_older_database_is_migrated_without_loss(smal
     store.close()
     again = Store(old, read_only=True)
     assert run_findings(RunData.load(again, small_run.run_id)).origin == "stored"
+
+
+def test_a_schema_3_store_is_migrated_and_its_findings_recomputed(tmp_path):
+    """tests/data/store-v3.sql, made by perfatlas at schema version 3: opened, it is migrated
+    with every row kept, and its runs' findings are recomputed from their results."""
+    path = tmp_path / "v3.db"
+    with sqlite3.connect(path) as db:
+        db.executescript((DATA / "store-v3.sql").read_text())
+        counts = [
+            db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("runs", "results")
+        ]
+    store = Store(path, read_only=True)  # read-only: upgraded first, as show and export do
+    assert [len(store.runs()), sum(len(store.results(r["id"])) for r in store.runs())] == counts
+    for run in store.runs():
+        assert store.findings(run["id"]) is None
+        found = run_findings(RunData.load(store, run["id"]))
+        assert found.origin == "recomputed"
+        validate(found.document())
+
+
+def test_the_proxies_models_are_held_against_their_measured_efficiency(tmp_path):
+    """A real run of app.sweep on 1 and 2 ranks and app.spmv on 2: the KBA and E1/E2 models
+    against the measured efficiency, each with its bootstrap interval."""
+    import contextlib
+
+    from perfatlas.apps.analysis_sweep import weak_scaling
+    from perfatlas.cli import main
+
+    mpirun(2)
+    suite = tmp_path / "proxies.toml"
+    suite.write_text(
+        '[[step]]\nbenchmark = "app.sweep"\nit = 6\njt = 6\nkt = 6\nmk = 3\nrepeat = 5\n'
+        "np = [1, 2]\n\n"
+        '[[step]]\nbenchmark = "app.spmv"\nproblem = "laplace2d"\nn = 10\nnp = 2\n'
+        "samples = 3\nwarmup = 1\nmin_sample_time = 0\ntime_limit = 0.05\n"
+    )
+    db = tmp_path / "p.db"
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = main(["--db", str(db), "run", str(suite), "--out", str(tmp_path)])
+    assert code == 0
+    data = RunData.load(Store(db, read_only=True), 1)
+    found = run_findings(data)
+    validate(found.document())
+    (sweep,) = of_kind(found.findings, "app.sweep.efficiency")
+    (point,) = [p for s in weak_scaling(data.results) for p in s.points if p.np == 2]
+    assert sweep.details["predicted"] == point.model_efficiency
+    assert sweep.value == point.measured.median
+    assert (sweep.interval.low, sweep.interval.high) == (point.measured.ci_lo, point.measured.ci_hi)
+    inside = sweep.interval.low <= point.model_efficiency <= sweep.interval.high
+    assert sweep.verdict.startswith("the model's" if inside else "the model ")
+    spmv = of_kind(found.findings, "app.spmv.efficiency")
+    assert spmv and all(f.interval is not None and f.verdict for f in spmv)
+    assert {f.details["model"] for f in spmv} >= {"E1", "E2"}
 
 
 # -- the command line -------------------------------------------------------------------------------

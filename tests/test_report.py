@@ -13,6 +13,7 @@ from perfatlas.summary import print_summary
 
 SECTIONS = {
     "machine": "Machine and run context",
+    "findings": "Findings",
     "topology": "Topology (hwloc)",
     "memory-latency": "Memory latency",
     "memory-bandwidth": "Memory bandwidth",
@@ -150,7 +151,8 @@ def test_a_measure_run_gets_a_short_report_without_empty_sections(cli, tmp_path)
     result = cli("report", "last", "-o", str(path))
     assert result.code == 0, result.err
     found = outline(path.read_text())
-    assert found.sections == ["machine", "topology", "memory-bandwidth", "warnings"]
+    expected = ["machine", "findings", "topology", "memory-bandwidth", "warnings"]
+    assert found.sections == expected  # findings: the peak bandwidth
 
 
 def test_an_interrupted_run_is_marked_at_the_top(cli, tmp_path):

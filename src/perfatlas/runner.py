@@ -109,10 +109,11 @@ class Runner:
             self._finish(status)
 
     def _finish(self, status: str) -> None:
-        """Record how the run ended and store its findings; where the store cannot be written (a
+        """Record how the run ended and, where it completed, store its findings; where the store cannot be written (a
         full disk) while the run already failed, that failure is the one said, and the run is
         marked interrupted the next time the store opens (its process is gone)."""
-        self._store_findings()
+        if status == "complete":
+            self._store_findings()
         try:
             self.store.finish_run(self.run_id, status)
         except UserError:
@@ -120,8 +121,9 @@ class Runner:
                 raise
 
     def _store_findings(self) -> None:
-        """The run's findings (perfatlas.findings), stored with it. What cannot be computed is
-        said, and the run keeps its results: show and export then recompute the findings."""
+        """The run's findings (perfatlas.findings), stored with it. What cannot be computed or
+        stored is said, and the run keeps its results: show and export recompute the findings
+        (as for a run that did not complete)."""
         from perfatlas.findings.compute import store_findings
 
         try:
