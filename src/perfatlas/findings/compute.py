@@ -35,6 +35,13 @@ class RunFindings:
     computed_by: str  # the perfatlas version that computed them
     findings: list[Finding]
 
+    def of_results(self, kind: str) -> dict[int, Finding]:
+        """The findings of one kind by the first result they come from (a PU's noise slowdown
+        by its result's id)."""
+        return {
+            f.sources.results[0]: f for f in self.findings if f.kind == kind and f.sources.results
+        }
+
     def document(self) -> dict:
         """The perfatlas.findings/1 document (findings.schema.json)."""
         return {

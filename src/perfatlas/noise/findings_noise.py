@@ -7,6 +7,7 @@ from perfatlas.findings.model import Finding, Sources, from_results, ratio_of
 from perfatlas.findings.registry import finding_source
 from perfatlas.noise.analysis import PROCESSES, Line
 from perfatlas.noise.series import CoreNoise, NoiseMeasurement, noise_measurements
+from perfatlas.report.common import number
 from perfatlas.report.data import RunData
 
 STRONGEST_LINES = 3  # lines per PU, by band power
@@ -23,6 +24,17 @@ BSP_METHOD = (
     "expected maximum over P processes of the lost time in windows of g of work, pooled over "
     "the measured PUs, / g (Hoefler, Schneider & Lumsdaine, SC10)"
 )
+
+
+def slowdown_text(finding: Finding | None, dim: bool = False) -> str:
+    """'3.1 % [2.9, 3.4]', a PU's slowdown as its noise.slowdown finding states it (the report's
+    and the terminal's tables); `dim`: the interval in rich's dim markup. '-' without one."""
+    if finding is None or finding.value is None:
+        return "-"
+    if finding.interval is None:
+        return f"{number(finding.value)} %"
+    bounds = f"[{number(finding.interval.low)}, {number(finding.interval.high)}]"
+    return f"{number(finding.value)} % " + (f"[dim]{bounds}[/]" if dim else bounds)
 
 
 def _where(m: NoiseMeasurement, core: CoreNoise) -> str:

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from perfatlas.noise import analysis
+from perfatlas.noise.findings_noise import slowdown_text
 from perfatlas.noise.series import CoreNoise, NoiseMeasurement, noise_measurements
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Details, Figure, Note, Table
@@ -301,16 +302,18 @@ def _trace_figure(measurements: list[NoiseMeasurement]) -> str:
         return plots.to_svg(fig)
 
 
-def _core_rows(measurements: list[NoiseMeasurement]) -> list[list[str]]:
+def _core_rows(measurements: list[NoiseMeasurement], data: RunData) -> list[list[str]]:
+    """A row per PU; its slowdown as the run's noise.slowdown finding states it."""
+    slowdowns = data.findings.of_results("noise.slowdown")
     rows = []
     for m in measurements:
         for core in m.cores:
-            found, s = core.detours, core.slowdown
+            found = core.detours
             rows.append(
                 [
                     m.label,
                     f"cpu {core.cpu}",
-                    f"{_percent(s.median)} [{_percent(s.ci_lo)}, {_percent(s.ci_hi)}]",
+                    slowdown_text(slowdowns.get(core.result.id)),
                     *[_us(found.percentiles_ns[p]) for p in analysis.PERCENTILES],
                     _us(found.largest_ns),
                     _percent(found.tail_share, 2),
@@ -406,7 +409,7 @@ def noise_section(data: RunData) -> list[Block]:
                 "share of lost time in the worst 1 %",
                 "samples",
             ],
-            _core_rows(measurements),
+            _core_rows(measurements, data),
             numeric=(2, 3, 4, 5, 6, 7, 8, 9),
             caption="Time each sample (FWQ quantum or FTQ interval) lost: percentiles over all "
             "samples, the largest detour, and how much of all lost time the worst 1 % of the "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from perfatlas.noise.analysis import GRANULARITIES_NS, PROCESSES
+from perfatlas.noise.findings_noise import slowdown_text
 from perfatlas.noise.series import noise_measurements
 from perfatlas.report.common import number
 from perfatlas.report.data import RunData
@@ -17,6 +18,7 @@ def noise_table(data: RunData) -> Table | None:
     measurements = noise_measurements(data)
     if not measurements:
         return None
+    slowdowns = data.findings.of_results("noise.slowdown")  # the slowdown as found
     widest = max(PROCESSES)
     table = titled_table(
         f"OS noise (BSP: expected slowdown of supersteps of g on P={widest:.0e} processes)",
@@ -40,12 +42,12 @@ def noise_table(data: RunData) -> Table | None:
             bound = "≥ " if widest > curve.independent_windows else ""  # beyond the tail seen
             at_scale.append(f"{bound}{number(100 * curve.slowdown[-1])} %")
         for i, core in enumerate(m.cores):
-            s, line = core.slowdown, core.top_line
+            line = core.top_line
             top = f"{line.frequency_hz:.0f} Hz ({100 * line.share:.0f} %)" if line else "-"
             table.add_row(
                 m.label if i == 0 else "",
                 str(core.cpu),
-                f"{number(100 * s.median)} % [dim][{number(100 * s.ci_lo)}, {number(100 * s.ci_hi)}][/]",
+                slowdown_text(slowdowns.get(core.result.id), dim=True),
                 f"{number(core.detours.percentiles_ns[99.0] / 1e3)} us",
                 f"{number(core.detours.largest_ns / 1e3)} us",
                 top,

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,6 +15,9 @@ from perfatlas.memory.analysis_levels import Cache, hwloc_caches
 from perfatlas.store import Result, Store, pool_launches
 from perfatlas.units import format_cpu_list, format_size, parse_cpu_list
 from perfatlas.warning import Kind
+
+if TYPE_CHECKING:
+    from perfatlas.findings.compute import RunFindings
 
 
 def params_label(result: Result) -> str:
@@ -65,6 +68,14 @@ class RunData:
     def results(self) -> list[Result]:
         """One result per measurement: the launches of a point pooled."""
         return pool_launches(self.launches)
+
+    @cached_property
+    def findings(self) -> RunFindings:
+        """The run's findings (perfatlas.findings): stored with it, else recomputed from its
+        results. Sections that state a conclusion take it from here."""
+        from perfatlas.findings.compute import run_findings
+
+        return run_findings(self)
 
     @cached_property
     def caches(self) -> list[Cache]:

@@ -3,7 +3,6 @@ that `perfatlas show` prints and `export` writes (perfatlas.findings)."""
 
 from __future__ import annotations
 
-from perfatlas.findings.compute import run_findings
 from perfatlas.findings.render import value_text
 from perfatlas.report.blocks import Block, Details, Note, Table
 from perfatlas.report.data import RunData
@@ -14,7 +13,7 @@ OPEN_LIMIT = 40  # more findings than this: the table starts folded
 
 @section("findings", "Findings", order=12)
 def findings_section(data: RunData) -> list[Block]:
-    found = run_findings(data)
+    found = data.findings
     if not found.findings:
         return []
     attention = [f for f in found.findings if f.severity != "info"]
