@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import sqlite3
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
@@ -211,6 +212,73 @@ def test_memory_levels_of_recorded_curves_are_the_expected_ones(curve):
     assert set(found) == set(expected)
     for name, level in expected.items():
         assert found[name].value == pytest.approx(level["latency_ns"], rel=level["latency_rel"])
+
+
+def test_loaded_latency_names_where_the_latency_doubled():
+    """Idle 100 ns; loaded 110, 150, 400 ns at 5, 10, 25 GB/s injected: 4x at the peak, doubled
+    first at 25 GB/s."""
+    results, id_ = [], 0
+    for delay, (loaded, injected) in {800: (110, 5e9), 400: (150, 10e9), 0: (400, 25e9)}.items():
+        params = {"delay": delay, "mix": "read", "cpu": 0, "injectors": [1]}
+        for metric, value in (
+            ("latency_ns", loaded),
+            ("idle_latency_ns", 100),
+            ("injected_Bps", injected),
+        ):
+            id_ += 1
+            results.append(
+                result(id_, "mem.loaded_latency", params, metric, noisy(value, seed=id_))
+            )
+    (found,) = of_kind(compute_findings(run_data(results)), "memory.loaded_latency")
+    assert found.value == pytest.approx(4.0, rel=0.02) and found.severity == "notice"
+    assert found.verdict == "latency doubled from 25 GB/s injected"
+    assert found.sources == Sources((7, 8, 9))
+
+
+def test_core_to_core_levels_match_the_hwloc_objects_they_were_made_from(monkeypatch):
+    """A matrix generated from a 4-socket, 2-core, 2-thread topology (test_core_to_core): every
+    level found matches an hwloc object, at 8 ns x 2^k."""
+    from test_core_to_core import ZOO_DIR, _synthetic
+
+    from perfatlas.machine import Machine
+
+    monkeypatch.setenv("HWLOC_XMLFILE", str(ZOO_DIR / "16em64t-4s2c2t.xml"))
+    monkeypatch.setenv("HWLOC_THISSYSTEM", "0")
+    topology = Machine.detect().topology
+    directed = _synthetic(topology, seed=3).directed.values()
+    results = [replace(r, id=i + 1) for i, r in enumerate(directed)]
+    data = run_data(results)
+    data.run["topology"] = topology
+    found = of_kind(compute_findings(data), "cpu.core_to_core_level")
+    assert len(found) == 3  # core (its 2 PUs), package, machine
+    assert all(f.verdict.startswith("matches hwloc") and f.severity == "info" for f in found)
+    for k, f in enumerate(found):
+        assert f.value == pytest.approx(8.0 * 2**k, rel=0.1)
+
+
+def test_peak_flops_per_precision_isa_and_threads():
+    derived = {
+        "operations": "fma",
+        "lanes": 4,
+        "nominal_clock_hz": 2e9,
+        "nominal_clock_source": "x",
+    }
+    results = [
+        result(
+            t,
+            "cpu.peakflops",
+            {"precision": "double", "isa": "avx2", "threads": t},
+            "flop_rate",
+            noisy(32e9 * t, seed=t),
+            unit="flop/s",
+            derived={**derived, "threads": t},
+        )
+        for t in (1, 2)
+    ]
+    found = of_kind(compute_findings(run_data(results)), "cpu.peakflops")
+    assert [f.subject for f in found] == ["double avx2 fma, 1 thread", "double avx2 fma, 2 threads"]
+    assert [round(f.value) for f in found] == [32, 64] and found[0].unit == "Gflop/s"
+    assert found[0].details["flop_per_cycle"] == pytest.approx(16, rel=0.01)
 
 
 def matrix(slowdown: list[list[float]], intervals=None) -> dict:

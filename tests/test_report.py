@@ -185,6 +185,7 @@ def test_the_summary_shows_levels_peaks_contention_and_what_went_wrong(small_run
         "contention: loaded / alone",
         "other core reads",
         "warning(s)",
+        "finding(s)",
     ):
         assert text in out, text
     if one_numa_node():

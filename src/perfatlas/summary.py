@@ -13,7 +13,8 @@ from perfatlas.views import console, titled_table
 
 
 def print_summary(store: Store, run_id: int) -> None:
-    """What the run found, in a screenful: levels, peaks, contention, warnings, unmeasurable."""
+    """What the run found, in a screenful: levels, peaks, contention, warnings, unmeasurable,
+    and how many findings (perfatlas.findings) it stored."""
     data = RunData.load(store, run_id)
     run = data.run
     status = run["status"] if run["status"] == "complete" else f"[red]{run['status']}[/]"
@@ -45,6 +46,13 @@ def print_summary(store: Store, run_id: int) -> None:
     for r in data.unmeasurable:
         console.print(
             f"[yellow]not measurable here[/] {r.benchmark} {params_label(r)}: {r.not_measurable}"
+        )
+    found = data.findings.findings
+    if found:
+        attention = sum(1 for f in found if f.severity != "info")
+        console.print(
+            f"{len(found)} finding(s), {attention} worth a look: 'perfatlas show {run_id}' lists "
+            f"them, 'perfatlas export {run_id} --format findings-csv' writes them"
         )
 
 
