@@ -5,6 +5,7 @@ the registry. No list to keep by hand (docs/architecture.md, Layout of a domain 
   bench_*    benchmarks      (@register, perfatlas.benchmarks.base)
   section_*  report sections (@section, perfatlas.report.registry)
   summary_*  terminal tables (@summary_table, perfatlas.summary_tables)
+  findings_* findings of a run (@finding_source, perfatlas.findings.registry)
 """
 
 from __future__ import annotations
