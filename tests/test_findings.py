@@ -63,7 +63,7 @@ def noisy(median: float, n: int = 9, seed: int = 0, spread: float = 0.005) -> np
     return median * (1 + spread * np.random.default_rng(seed).standard_normal(n))
 
 
-# -- each analysis, known answers --------------------------------------------------------------------
+# -- each analysis, known answers ------------------------------------------------------------------
 def test_noise_slowdown_and_its_line_from_a_planted_periodic_detour():
     """FWQ quanta of 10 us, every 10th one 5 us longer: 5 % slowdown by construction, recurring
     every 10 quanta (105 us: 9524 Hz)."""
@@ -342,7 +342,7 @@ def test_a_finding_without_interval_needs_a_reason_and_never_holds_nan():
     )
 
 
-# -- real runs: schema, determinism, store -----------------------------------------------------------
+# -- real runs: schema, determinism, store ---------------------------------------------------------
 def test_the_findings_of_a_real_run_follow_the_schema_and_cite_its_results(small_run):
     store = Store(small_run.db, read_only=True)
     data = RunData.load(store, small_run.run_id)
@@ -437,7 +437,7 @@ def test_the_proxies_models_are_held_against_their_measured_efficiency(tmp_path)
     assert {f.details["model"] for f in spmv} >= {"E1", "E2"}
 
 
-# -- the command line -------------------------------------------------------------------------------
+# -- the command line ------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def noise_run(tmp_path_factory):
     """`perfatlas measure noise` for 0.3 s on cpu 0, through the CLI: (db, stdout)."""

@@ -236,12 +236,11 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def _print_findings(store, run_id: int) -> None:
     """The findings of a run as a table (perfatlas.findings), when it has any."""
-    from perfatlas.findings.compute import run_findings
+    from perfatlas.findings.compute import findings_of_run
     from perfatlas.findings.render import findings_table
-    from perfatlas.report.data import RunData
     from perfatlas.views import console
 
-    found = run_findings(RunData.load(store, run_id))
+    found = findings_of_run(store, run_id)
     if found.findings:
         console.print(findings_table(found))
 
@@ -371,11 +370,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.format == "hwloc":
         return _export_hwloc(store, run_id, args.output)
     if args.format == "findings-csv":
-        from perfatlas.findings.compute import run_findings
+        from perfatlas.findings.compute import findings_of_run
         from perfatlas.findings.render import findings_csv
-        from perfatlas.report.data import RunData
 
-        text = findings_csv(run_findings(RunData.load(store, run_id)))
+        text = findings_csv(findings_of_run(store, run_id))
     else:
         text = export(store, run_id, args.format)
     if args.output:
@@ -727,8 +725,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = command(
         "export",
         cmd_export,
-        "export a run as JSON or CSV, its findings as CSV, or as hwloc XML with its measured memory latency and "
-        "bandwidth (hwloc memattrs)",
+        "export a run as JSON or CSV, its findings as CSV, or as hwloc XML with its measured "
+        "memory latency and bandwidth (hwloc memattrs)",
     )
     p.add_argument("run")
     p.add_argument(

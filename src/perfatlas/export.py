@@ -33,14 +33,12 @@ CSV_COLUMNS = (
 def export(store: Store, run_id: int, fmt: str) -> str:
     results = store.results(run_id)
     if fmt == "json":
-        from perfatlas.findings.compute import run_findings
-        from perfatlas.report.data import RunData
+        from perfatlas.findings.compute import findings_of_run
 
-        findings = run_findings(RunData.load(store, run_id)).document()
         document = {
             "run": store.run(run_id),
             "results": [_result_json(r) for r in results],
-            "findings": findings,
+            "findings": findings_of_run(store, run_id).document(),
         }
         return json.dumps(document, indent=1) + "\n"
     buffer = io.StringIO()

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from rich.markup import escape
+
 from perfatlas.benchmarks.base import Benchmark
 from perfatlas.errors import UserError
 from perfatlas.executors import Executor, get_executor
@@ -109,9 +111,10 @@ class Runner:
             self._finish(status)
 
     def _finish(self, status: str) -> None:
-        """Record how the run ended and, where it completed, store its findings; where the store cannot be written (a
-        full disk) while the run already failed, that failure is the one said, and the run is
-        marked interrupted the next time the store opens (its process is gone)."""
+        """Record how the run ended and, where it completed, store its findings; where the store
+        cannot be written (a full disk) while the run already failed, that failure is the one
+        said, and the run is marked interrupted the next time the store opens (its process is
+        gone)."""
         if status == "complete":
             self._store_findings()
         try:
@@ -131,6 +134,6 @@ class Runner:
         except Exception as error:  # an analysis meeting data it cannot read: say it, keep all
             console.print(
                 f"[yellow]findings of run {self.run_id} not stored ({type(error).__name__}: "
-                f"{error}); show and export recompute them[/]",
+                f"{escape(str(error))}); show and export recompute them[/]",
                 highlight=False,
             )

@@ -162,9 +162,10 @@ CREATE INDEX IF NOT EXISTS scenario_jobs_scenario ON scenario_jobs (scenario_id)
 """,
     4: _typed_warnings,
     5: _topology_xml_column,
-    # Version 6: a run's findings (perfatlas.findings/1, docs/guide/findings.md), one document per
-    # run, stored when the run completes. Runs stored before have none: their findings are recomputed
-    # from their results when read (perfatlas.findings.compute), so nothing is computed here.
+    # Version 6: a run's findings (perfatlas.findings/1, docs/guide/findings.md), one document
+    # per run, stored when the run completes. Runs stored before have none: their findings are
+    # recomputed from their results when read (perfatlas.findings.compute), so nothing is
+    # computed here.
     6: """
 CREATE TABLE IF NOT EXISTS findings (
     id       INTEGER PRIMARY KEY,

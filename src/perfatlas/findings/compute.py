@@ -73,3 +73,8 @@ def run_findings(data: RunData) -> RunFindings:
             [Finding.from_dict(f) for f in stored.get("findings", [])],
         )
     return RunFindings(run_id, "recomputed", f"perfatlas {__version__}", compute_findings(data))
+
+
+def findings_of_run(store: Store, run_id: int) -> RunFindings:
+    """The findings of a stored run (show, export): as stored, else recomputed."""
+    return run_findings(RunData.load(store, run_id))
