@@ -1,8 +1,9 @@
 """A finding: one conclusion of an analysis, as data (schema perfatlas.findings/1).
 
-A finding states a figure (`value` in `unit`) about a `subject` with its 95 % interval, or no
-interval and the reason why (`interval_reason`), the `method` that produced it and the ids of the
-stored results (or scenarios) it was computed from. `verdict` is the analysis's own word where it
+A finding states a figure (`value` in `unit`) about a `subject` with its interval (95 %, or the
+exact coverage of the full range of fewer than 6 samples), or no interval and the reason why
+(`interval_reason`), the `method` that produced it and the ids of the stored results (or
+scenarios) it was computed from. `verdict` is the analysis's own word where it
 judges (an anomaly, a growth shape, a model's agreement), `severity` how much a reader should
 care: info (a figure of the machine), notice (worth a look), warning (something is wrong).
 """
@@ -13,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from perfatlas.stats import CONFIDENCE, Ratio
+from perfatlas.stats import CONFIDENCE, Ratio, median_ci_ranks
 from perfatlas.store import Result
 
 SEVERITIES = ("info", "notice", "warning")
@@ -118,7 +119,10 @@ def finite(value: Any) -> Any:
 
 
 # -- the usual shapes of a figure ------------------------------------------------------------------
-MEDIAN_CI = "median of the samples with its 95 % order-statistic interval (Le Boudec, Thm. 2.1)"
+MEDIAN_CI = (
+    "median of the samples with its order-statistic interval (Le Boudec, Thm. 2.1): 95 %, or "
+    "its exact coverage with fewer than 6 samples"
+)
 RATIO_CI = "ratio of medians with a seeded percentile-bootstrap 95 % interval (stats.ratio)"
 
 
@@ -128,7 +132,8 @@ def median_of(result: Result, scale: float = 1.0) -> tuple[float | None, dict[st
         return None, {"interval_reason": "the result has no samples"}
     if result.ci_lo is None or result.ci_hi is None:
         return result.median * scale, {"interval_reason": "the result has no interval"}
-    return result.median * scale, interval_of(result.ci_lo * scale, result.ci_hi * scale)
+    coverage = median_ci_ranks(result.n)[2] if result.n else CONFIDENCE  # below 95 % under 6
+    return result.median * scale, interval_of(result.ci_lo * scale, result.ci_hi * scale, coverage)
 
 
 def ratio_of(r: Ratio, scale: float = 1.0, offset: float = 0.0) -> tuple[float, dict[str, Any]]:
@@ -138,11 +143,14 @@ def ratio_of(r: Ratio, scale: float = 1.0, offset: float = 0.0) -> tuple[float, 
     )
 
 
-def interval_of(low: float | None, high: float | None) -> dict[str, Any]:
-    """Finding keyword arguments for [low, high]; a non-finite bound is said instead."""
+def interval_of(
+    low: float | None, high: float | None, confidence: float = CONFIDENCE
+) -> dict[str, Any]:
+    """Finding keyword arguments for [low, high] (its coverage `confidence`); a non-finite bound
+    is said instead."""
     if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
         return {"interval_reason": "an interval bound is not finite"}
-    return {"interval": Interval(min(low, high), max(low, high))}
+    return {"interval": Interval(min(low, high), max(low, high), confidence)}
 
 
 def from_results(*results: Result | None) -> Sources:

@@ -48,7 +48,7 @@ def findings_table(found: RunFindings, kinds: tuple[str, ...] = ()) -> Table:
 
     origin = "stored with the run" if found.origin == "stored" else "recomputed from its results"
     table = titled_table(
-        f"findings of run {found.run_id} ({origin}; value [95 % interval])",
+        f"findings of run {found.run_id} ({origin}; value [95 % interval; the full range below 6 samples])",
         "kind",
         "subject",
         "value",

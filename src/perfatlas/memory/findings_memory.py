@@ -3,8 +3,6 @@ the NUMA penalties and loaded latency (perfatlas.memory.series and its analyses)
 
 from __future__ import annotations
 
-import numpy as np
-
 from perfatlas.findings.model import (
     MEDIAN_CI,
     RATIO_CI,
@@ -27,13 +25,21 @@ from perfatlas.memory.series import (
     primary_latency,
 )
 from perfatlas.report.data import RunData
+from perfatlas.stats import summarize
 from perfatlas.units import format_size
 
 LEVEL_METHOD = (
     "plateaus of log latency by optimal partitioning with a BIC penalty (Jackson et al. 2005), "
-    "matched to hwloc's caches by size; latency the median of the plateau's point medians, "
-    "interval the range of their 95 % intervals"
+    "matched to hwloc's caches by size; latency the median of the plateau's point medians with "
+    "its order-statistic interval over them (its exact coverage: under 95 % below 6 points)"
 )
+
+
+def _level_interval(medians: list[float]) -> dict:
+    """The order-statistic interval of the median of a plateau's point medians, with its exact
+    coverage (under 95 % for fewer than 6 points: stats.median_ci_ranks)."""
+    s = summarize(medians)
+    return interval_of(s.ci_lo, s.ci_hi, s.ci_coverage)
 
 
 @finding_source("memory levels", 10)
@@ -82,9 +88,7 @@ def level_findings(data: RunData) -> list[Finding]:
                     "hwloc_bytes": cache.size_bytes if cache else None,
                     "matched_by": level.matched_by,
                 },
-                **interval_of(
-                    float(np.min([r.ci_lo for r in on])), float(np.max([r.ci_hi for r in on]))
-                ),
+                **_level_interval([r.median for r in on]),
             )
         )
     return found

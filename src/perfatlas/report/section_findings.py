@@ -24,10 +24,11 @@ def findings_section(data: RunData) -> list[Block]:
     )
     rows = [[f.kind, f.subject, value_text(f), f.verdict or "", f.severity] for f in found.findings]
     table = Table(
-        ["kind", "subject", "value [95 % interval]", "verdict", "severity"],
+        ["kind", "subject", "value [interval]", "verdict", "severity"],
         rows,
-        caption="Schema perfatlas.findings/1: 'perfatlas show RUN --json' and 'perfatlas export "
-        "RUN --format findings-csv' give the same findings with their methods and sources.",
+        caption="Intervals: 95 %, or the full range of fewer than 6 samples. Schema "
+        "perfatlas.findings/1: 'perfatlas show RUN --json' and 'perfatlas export RUN --format "
+        "findings-csv' give the same findings with their methods, sources and coverage.",
     )
     blocks: list[Block] = [
         Note(
@@ -39,7 +40,7 @@ def findings_section(data: RunData) -> list[Block]:
     if attention:
         blocks.append(
             Table(
-                ["kind", "subject", "value [95 % interval]", "verdict"],
+                ["kind", "subject", "value [interval]", "verdict"],
                 [[f.kind, f.subject, value_text(f), f.verdict or ""] for f in attention],
                 caption="Findings of severity notice or warning.",
             )
