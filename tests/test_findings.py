@@ -337,6 +337,9 @@ def test_a_finding_without_interval_needs_a_reason_and_never_holds_nan():
         Finding("x.y", "s", float("nan"), "", "m", Sources(), interval=Interval(0, 1))
     f = Finding("x.y", "s", 1.0, "", "m", Sources(), Interval(0, 2), details={"z": float("inf")})
     assert f.as_dict()["details"] == {"z": None}
+    odd = {"n": np.int64(3), "x": [np.float64("nan"), np.float32(0.5)]}
+    shown = Finding("x.y", "s", 1.0, "", "m", Sources(), Interval(0, 2), details=odd).as_dict()
+    assert json.loads(json.dumps(shown, allow_nan=False))["details"] == {"n": 3, "x": [None, 0.5]}
     assert Finding.from_dict(f.as_dict()) == Finding(
         "x.y", "s", 1.0, "", "m", Sources(), Interval(0, 2), details={"z": None}
     )

@@ -282,7 +282,7 @@ def _show_json(store, run: dict) -> int:
         for r in data.launches
     ]
     document = {"run": run, "results": results, "findings": run_findings(data).document()}
-    print(json.dumps(document, indent=1, allow_nan=False))
+    print(json.dumps(document, indent=1))
     return 0
 
 

@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from perfatlas.stats import CONFIDENCE, Ratio, median_ci_ranks
 from perfatlas.store import Result
 
@@ -62,14 +64,14 @@ class Finding:
         return {
             "kind": self.kind,
             "subject": self.subject,
-            "value": self.value,
+            "value": None if self.value is None else float(self.value),
             "unit": self.unit,
             "interval": None
             if self.interval is None
             else {
-                "low": self.interval.low,
-                "high": self.interval.high,
-                "confidence": self.interval.confidence,
+                "low": float(self.interval.low),
+                "high": float(self.interval.high),
+                "confidence": float(self.interval.confidence),
             },
             "interval_reason": self.interval_reason,
             "method": self.method,
@@ -108,7 +110,10 @@ class Finding:
 
 
 def finite(value: Any) -> Any:
-    """JSON has no NaN or infinity: a non-finite float becomes None; lists and dicts recurse."""
+    """JSON has no NaN or infinity: a non-finite float becomes None; numpy scalars become Python
+    numbers; lists and dicts recurse."""
+    if isinstance(value, np.generic):
+        value = value.item()
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, list | tuple):
