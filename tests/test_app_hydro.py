@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -237,3 +238,78 @@ def test_bad_input_is_one_sentence_and_status_2(np_, words, says):
     assert done.returncode == 2
     assert says in own_sentence(done, "pa-hydro")
     assert done.stdout == ""
+
+
+# -- through perfatlas ---------------------------------------------------------------------------
+
+
+def test_measure_stores_a_run_with_the_stored_comm_atlas(cli, tmp_path):
+    """The model's inputs come from this machine's stored comm results: the document carries
+    the stored ping-pong and allreduce medians of the latest run that measured them."""
+    mpirun(2)
+    quick = ["samples=3", "min_sample_time=1ms", "time_limit=0.2s"]
+    assert cli("measure", "comm.pingpong", "np=2", "max_bytes=4KiB", *quick).code == 0
+    assert cli("measure", "comm.allreduce", "np=2", *quick).code == 0
+    out = tmp_path / "hydro.json"
+    words = ["np=2", "nx=6", "ny=6", "cells_per_pe=72", "cycles=4", "repeat=3"]
+    result = cli("measure", "app.hydro", *words, "--json", str(out))
+    assert result.code == 0, result.err
+    doc = json.loads(out.read_text())
+    assert doc["launch"]["launcher"] == "mpirun" and doc["params"]["np"] == 2
+    assert doc["derived"]["global_grid"] == [6, 6, 4]
+    assert "cc_per_s_per_pe" in result.out
+    with sqlite3.connect(cli.db) as db:
+        stored = db.execute(
+            "SELECT metric, n FROM results WHERE benchmark = 'app.hydro' ORDER BY metric"
+        ).fetchall()
+        pingpong = db.execute(
+            "SELECT json_extract(params, '$.bytes'), median FROM results WHERE "
+            "benchmark = 'comm.pingpong' AND metric = 'latency_ns' ORDER BY 1"
+        ).fetchall()
+        allreduce = db.execute(
+            "SELECT json_extract(params, '$.processes'), median FROM results WHERE "
+            "benchmark = 'comm.allreduce' AND metric = 'latency_ns'"
+        ).fetchall()
+        kept = json.loads(
+            db.execute("SELECT document FROM results WHERE benchmark = 'app.hydro'").fetchone()[0]
+        )
+    assert [metric for metric, _ in stored] == [
+        "cc_per_s_per_pe",
+        "compute_s",
+        "cycle_s",
+        "gather_scatter_s",
+        "reduction_s",
+    ]
+    assert {n for _, n in stored} == {3}
+    atlas = kept["derived"]["comm_atlas"]
+    assert atlas["pingpong"] == [[b, t] for b, t in pingpong] and len(pingpong) > 5
+    assert atlas["allreduce"] == [[p, t] for p, t in allreduce] == [[2, allreduce[0][1]]]
+    assert "comm.pingpong of run" in atlas["source"] and "comm.allreduce of run" in atlas["source"]
+
+
+def test_without_stored_comm_results_the_atlas_says_so(cli, tmp_path):
+    out = tmp_path / "hydro.json"
+    words = ["nx=6", "ny=6", "cells_per_pe=144", "cycles=2", "repeat=1"]
+    assert cli("measure", "app.hydro", *words, "--json", str(out)).code == 0
+    atlas = json.loads(out.read_text())["derived"]["comm_atlas"]
+    assert atlas["pingpong"] == [] and atlas["allreduce"] == []
+    assert "no stored comm.pingpong of this machine" in atlas["source"]
+
+
+@pytest.mark.parametrize(
+    "words, says",
+    [
+        (["cells_per_pe=1"], "cells_per_pe=1 is fewer than the ghost width of 2 cells"),
+        (["np=3", "nx=10", "ny=10", "cells_per_pe=50"], "np=3 x cells_per_pe=50 = 150 cells"),
+        (["nx=10", "ny=10", "cells_per_pe=300"], "has 3 cells along z, fewer than the 4"),
+        (["problem=sod", "axis=y", "ny=1", "cells_per_pe=120"], "the shock tube runs along y"),
+        (["riemann=roe"], "riemann='roe' is not one of hllc, hll"),
+        (["solver=gmres"], "solver='gmres' is not one of none, cg"),
+        (["cfl=2"], "cfl=2"),
+        (["threads=100000"], "threads=100000"),
+    ],
+)
+def test_measure_rejects_bad_parameters_in_one_sentence(cli, words, says):
+    result = cli("measure", "app.hydro", *words)
+    assert result.code == 2
+    assert says in result.err
