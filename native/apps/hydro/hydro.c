@@ -63,6 +63,11 @@ static const pa_param params[] = {
      NULL, 0, 0},
 };
 
+/* Peak bytes per owned cell while the slab is built and run: the ghost candidates (12 x 8 B,
+ * freed before the fields), the neighbour table (12 x 4 B), U and W (2 x 40 B, ghosts aside),
+ * the fluxes (40 B) and the conduction vectors (5 x 8 B). */
+#define BYTES_PER_CELL (12 * 8 + 12 * 4 + 2 * 40 + 40 + 5 * 8)
+
 static int choice(const pa_args *args, const char *name, const char *const *words)
 {
     const char *text = pa_arg_text(args, name);
@@ -117,6 +122,9 @@ static void setup(pa_hydro *hy, const pa_world *world, const pa_args *args)
                         "along it",
                         axes[hy->axis]);
     hy->h = 1.0 / (double)n[hy->axis];
+    char what[64];
+    snprintf(what, sizeof what, "cells_per_pe=%ld", cells);
+    pa_require_memory((double)cells * BYTES_PER_CELL, what, "the slab's fields and tables");
     pa_slab_build(&hy->slab, n, cells, hy->problem == PA_PROBLEM_WAVE, PA_NVAR, MPI_COMM_WORLD);
     pa_hydro_alloc(hy);
 }
