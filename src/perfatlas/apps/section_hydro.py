@@ -67,13 +67,13 @@ def _figure(series: list[analysis_hydro.WeakScaling]) -> str:
                         )
                     ],
                 )
-        cycle.set_ylabel("cycle time, ms")
+        plots.plain_log_y(cycle, "cycle time, ms")
         rate.set_ylabel("cell updates per s per process, millions")
+        rate.set_ylim(bottom=0)
         for ax in (cycle, rate):
             ax.set_xticks(counts)
             ax.set_xlabel("MPI processes (weak scaling)")
-            ax.set_ylim(bottom=0)
-        cycle.legend(frameon=False, loc="lower right", fontsize=6.5)
+        cycle.legend(frameon=False, loc="upper left", fontsize=6.5)
         rate.legend(frameon=False, loc="lower left", fontsize=6.5)
         fig.tight_layout()
         return plots.to_svg(fig)
@@ -163,7 +163,7 @@ def build(data: RunData) -> list[Block] | None:
         Figure(
             _figure(series),
             "Left: cycle time against the number of processes, each holding the same cells "
-            "(median, 95 % CI), and the model (dashed). Right: cell updates per second per "
+            "(median, 95 % CI; log scale), and the model (dashed). Right: cell updates per second per "
             "process. " + FORMULA,
         ),
         _scaling_table(series),
