@@ -243,13 +243,10 @@ def test_bad_input_is_one_sentence_and_status_2(np_, words, says):
 # -- through perfatlas ---------------------------------------------------------------------------
 
 
-def test_measure_stores_a_run_with_the_stored_comm_atlas(cli, tmp_path):
-    """The model's inputs come from this machine's stored comm results: the document carries
-    the stored ping-pong and allreduce medians of the latest run that measured them."""
+def test_measure_stores_a_run_and_says_when_no_comm_atlas_is_stored(cli, tmp_path):
+    """Under mpirun through perfatlas; with no comm results in the store, the document's comm
+    atlas is empty and says what is missing (tests/test_report_hydro.py: with them)."""
     mpirun(2)
-    quick = ["samples=3", "min_sample_time=1ms", "time_limit=0.2s"]
-    assert cli("measure", "comm.pingpong", "np=2", "max_bytes=4KiB", *quick).code == 0
-    assert cli("measure", "comm.allreduce", "np=2", *quick).code == 0
     out = tmp_path / "hydro.json"
     words = ["np=2", "nx=6", "ny=6", "cells_per_pe=72", "cycles=4", "repeat=3"]
     result = cli("measure", "app.hydro", *words, "--json", str(out))
@@ -262,38 +259,17 @@ def test_measure_stores_a_run_with_the_stored_comm_atlas(cli, tmp_path):
         stored = db.execute(
             "SELECT metric, n FROM results WHERE benchmark = 'app.hydro' ORDER BY metric"
         ).fetchall()
-        pingpong = db.execute(
-            "SELECT json_extract(params, '$.bytes'), median FROM results WHERE "
-            "benchmark = 'comm.pingpong' AND metric = 'latency_ns' ORDER BY 1"
-        ).fetchall()
-        allreduce = db.execute(
-            "SELECT json_extract(params, '$.processes'), median FROM results WHERE "
-            "benchmark = 'comm.allreduce' AND metric = 'latency_ns'"
-        ).fetchall()
-        kept = json.loads(
-            db.execute("SELECT document FROM results WHERE benchmark = 'app.hydro'").fetchone()[0]
-        )
-    assert [metric for metric, _ in stored] == [
-        "cc_per_s_per_pe",
-        "compute_s",
-        "cycle_s",
-        "gather_scatter_s",
-        "reduction_s",
+    assert stored == [
+        ("cc_per_s_per_pe", 3),
+        ("compute_s", 3),
+        ("cycle_s", 3),
+        ("gather_scatter_s", 3),
+        ("reduction_s", 3),
     ]
-    assert {n for _, n in stored} == {3}
-    atlas = kept["derived"]["comm_atlas"]
-    assert atlas["pingpong"] == [[b, t] for b, t in pingpong] and len(pingpong) > 5
-    assert atlas["allreduce"] == [[p, t] for p, t in allreduce] == [[2, allreduce[0][1]]]
-    assert "comm.pingpong of run" in atlas["source"] and "comm.allreduce of run" in atlas["source"]
-
-
-def test_without_stored_comm_results_the_atlas_says_so(cli, tmp_path):
-    out = tmp_path / "hydro.json"
-    words = ["nx=6", "ny=6", "cells_per_pe=144", "cycles=2", "repeat=1"]
-    assert cli("measure", "app.hydro", *words, "--json", str(out)).code == 0
-    atlas = json.loads(out.read_text())["derived"]["comm_atlas"]
+    atlas = doc["derived"]["comm_atlas"]
     assert atlas["pingpong"] == [] and atlas["allreduce"] == []
     assert "no stored comm.pingpong of this machine" in atlas["source"]
+    assert "no stored 8-byte comm.allreduce of this machine" in atlas["source"]
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
-"""The app.hydro report section after small real measurements through the CLI (the model's
-cycle time recomputed here from the stored comm results and the np = 1 compute time), and the
-model's arithmetic on exact made-up documents."""
+"""The app.hydro report section after small real measurements through the CLI (the comm atlas
+the documents carry is the stored comm results; the model's cycle time recomputed here from them
+and the np = 1 compute time), and the model's arithmetic on exact made-up documents."""
 
 from __future__ import annotations
 
@@ -20,17 +20,18 @@ SUITE = """
 [[step]]
 benchmark = "comm.pingpong"
 np = 2
+min_bytes = "1KiB"
 max_bytes = "8KiB"
 samples = 3
 min_sample_time = "1ms"
-time_limit = "0.3s"
+time_limit = "0.1s"
 
 [[step]]
 benchmark = "comm.allreduce"
 np = 2
 samples = 3
 min_sample_time = "1ms"
-time_limit = "0.3s"
+time_limit = "0.1s"
 
 [[step]]
 benchmark = "app.hydro"
@@ -68,6 +69,12 @@ def test_hydro_section_draws_the_model_from_the_stored_comm_atlas(cli, tmp_path)
         if r.benchmark == "comm.pingpong" and r.metric == "latency_ns"
     }
     [allreduce] = [r.median for r in results if r.benchmark == "comm.allreduce"]
+    # the document carries the stored medians (the latest run of this machine: this one)
+    atlas = two["cycle_s"].document["derived"]["comm_atlas"]
+    assert atlas["pingpong"] == [[b, t] for b, t in sorted(pingpong.items())]
+    assert sorted(pingpong) == [1024, 2048, 4096, 8192]
+    assert atlas["allreduce"] == [[2, allreduce]]
+    assert "comm.pingpong of run" in atlas["source"] and "comm.allreduce of run" in atlas["source"]
     # np = 2 on 6 x 6 x 8 (periodic): each slab of 4 planes receives 2 planes above and 2 below
     # (wrapped), all the other's: one message of 144 cells per sweep, 3 sweeps per cycle; one
     # time-step reduction per cycle

@@ -2,6 +2,8 @@
 #include "solver.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,8 +117,38 @@ static long primitives(pa_hydro *hy, long count)
     return bad < count ? bad : -1;
 }
 
-/* Every process learns whether one found a non-physical cell; the owner of the lowest says where
- * and the run ends with status 3. `speed` rides along: the reduction returns its maximum. */
+/* "pa-hydro: ..." on stderr. */
+__attribute__((format(printf, 1, 2))) static void say(const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    pa_vmessage(format, ap);
+    va_end(ap);
+}
+
+/* A non-physical cell found on some process (`bad`, its global index): its owner sends what it
+ * found to every process, rank 0 says where in one sentence, and every process finalizes MPI and
+ * exits with status 3 (a condition all processes know of: no MPI_Abort needed). */
+static noreturn void stop_non_physical(const pa_hydro *hy, long bad)
+{
+    double found[4] = {(double)hy->bad_cycle, hy->bad_rho, hy->bad_p, 0};
+    MPI_Bcast(found, 4, MPI_DOUBLE, (int)(bad / hy->slab.cells), MPI_COMM_WORLD);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        long ijk[3];
+        pa_slab_coordinates(&hy->slab, bad, ijk);
+        say("the solution went non-physical in cycle %ld at cell %ld (i=%ld, j=%ld, k=%ld): "
+            "density %.6g, pressure %.6g; give a smaller cfl or a milder problem",
+            (long)found[0], bad, ijk[0], ijk[1], ijk[2], found[1], found[2]);
+        fflush(stderr);
+    }
+    MPI_Finalize();
+    exit(3);
+}
+
+/* Every process learns whether one found a non-physical cell (stop_non_physical). `speed`
+ * rides along: the reduction returns its maximum. */
 static double reduce_speed_and_check(pa_hydro *hy, double speed)
 {
     uint64_t start = pa_phase_begin(PA_PHASE_REDUCTION);
@@ -125,18 +157,8 @@ static double reduce_speed_and_check(pa_hydro *hy, double speed)
     MPI_Allreduce(local, all, 2, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
     hy->reductions++;
     pa_phase_end(hy, PA_PHASE_REDUCTION, start);
-    if (all[1] < none) {
-        if ((double)hy->bad_cell == all[1]) {
-            long ijk[3];
-            pa_slab_coordinates(&hy->slab, hy->bad_cell, ijk);
-            pa_comm_wrong("the solution went non-physical in cycle %ld at cell %ld (i=%ld, j=%ld, "
-                          "k=%ld): density %.6g, pressure %.6g; give a smaller cfl or a milder "
-                          "problem",
-                          hy->bad_cycle, hy->bad_cell, ijk[0], ijk[1], ijk[2], hy->bad_rho,
-                          hy->bad_p);
-        }
-        MPI_Barrier(MPI_COMM_WORLD); /* until the owner's MPI_Abort */
-    }
+    if (all[1] < none)
+        stop_non_physical(hy, (long)all[1]);
     return -all[0];
 }
 
