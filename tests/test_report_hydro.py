@@ -87,6 +87,10 @@ def test_hydro_section_draws_the_model_from_the_stored_comm_atlas(cli, tmp_path)
     assert rows["2"]["model cycle"] == seconds(expected)
     assert rows["2"]["model gather/scatter"] == seconds(gather)
     assert rows["1"]["model cycle"] == seconds(compute)  # one rank: no messages, no reduction
+    efficiency = ratio(one["cycle_s"].samples, two["cycle_s"].samples)
+    assert rows["2"]["efficiency T(1)/T(np) [95 % CI]"].startswith(f"{number(efficiency.median)} [")
+    assert rows["1"]["efficiency T(1)/T(np) [95 % CI]"] == "1 [1, 1]"
+    assert rows["2"]["model efficiency"] == number(compute / expected)
     assert rows["2"]["global grid"] == "6 x 6 x 8" and rows["2"]["most neighbours"] == "1"
     rates = {r["np"]: r for r in table_with(section, "against one process [95 % CI]")}
     assert rates["1"]["against one process [95 % CI]"] == "1 [1, 1]"

@@ -76,6 +76,7 @@ class HydroPoint:
     model: Model | None
     model_missing: str | None  # why there is no model
     rate_against_one: Ratio | None  # cc/s/pe here over cc/s/pe at np = 1
+    efficiency: Ratio | None  # weak scaling: T(1) / T(np) of the cycle times
 
     @property
     def per_node(self) -> int:
@@ -138,9 +139,16 @@ def _point(point: Point, reference: Point | None) -> HydroPoint:
         found, missing = model(point, reference)
     rate = point.metrics.get("cc_per_s_per_pe")
     one = reference.metrics.get("cc_per_s_per_pe") if reference is not None else None
-    against = None
+    against = efficiency = None
     if rate is not None and one is not None:
         against = Ratio(1.0, 1.0, 1.0) if reference is point else ratio(rate.samples, one.samples)
+    if reference is not None:
+        cycle = point.metrics["cycle_s"].samples
+        efficiency = (
+            Ratio(1.0, 1.0, 1.0)
+            if reference is point
+            else ratio(reference.metrics["cycle_s"].samples, cycle)
+        )
     return HydroPoint(
         np=np_,
         hosts=int((point.document.get("placement") or {}).get("hosts") or 1),
@@ -156,6 +164,7 @@ def _point(point: Point, reference: Point | None) -> HydroPoint:
         model=found,
         model_missing=missing,
         rate_against_one=against,
+        efficiency=efficiency,
     )
 
 

@@ -82,6 +82,7 @@ def _figure(series: list[analysis_hydro.WeakScaling]) -> str:
 def _scaling_table(series: list[analysis_hydro.WeakScaling]) -> Table:
     rows = []
     for s in series:
+        one = next((p.model for p in s.points if p.np == 1), None)
         for p in s.points:
             m = p.model
             rows.append(
@@ -97,6 +98,8 @@ def _scaling_table(series: list[analysis_hydro.WeakScaling]) -> Table:
                     seconds(m.reduction_s) if m else "-",
                     seconds(m.cycle_s) if m else (p.model_missing or "-"),
                     number(m.cycle_s / p.cycle.median) if m and p.cycle.median else "-",
+                    ratio_text(p.efficiency),
+                    number(one.cycle_s / m.cycle_s) if m and one else "-",
                 ]
             )
     return Table(
@@ -114,12 +117,16 @@ def _scaling_table(series: list[analysis_hydro.WeakScaling]) -> Table:
             "model reduction",
             "model cycle",
             "model / measured",
+            "efficiency T(1)/T(np) [95 % CI]",
+            "model efficiency",
         ],
         rows,
         caption="Weak scaling per series: the measured cycle time (a run from a common barrier "
         "to the slowest rank, per cycle) and the slowest rank's time per phase (medians; waits "
-        "for other ranks fall in gather/scatter and reduction), against the model's terms.",
-        numeric=tuple(range(1, 13)),
+        "for other ranks fall in gather/scatter and reduction), against the model's terms; the "
+        "weak-scaling efficiency T(1)/T(np) of the medians with a percentile-bootstrap 95 % "
+        "interval, and the model's.",
+        numeric=tuple(range(1, 15)),
     )
 
 
