@@ -20,7 +20,6 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "exact.h"
 
 static const pa_param params[] = {
     {"cells_per_pe", PA_INT, "13500", "cells of each process's slab (weak scaling)", NULL, 1, 1e9},

@@ -102,8 +102,8 @@ static void found_bad(pa_hydro *hy, long c, const double *w)
     }
 }
 
-/* W of `count` local cells; returns the lowest owned local index found non-physical, or -1. */
-static long primitives(pa_hydro *hy, long count)
+/* W of `count` local cells; the first non-physical owned cell is kept (found_bad). */
+static void primitives(pa_hydro *hy, long count)
 {
     long bad = count;
     const long cells = hy->slab.cells;
@@ -112,9 +112,8 @@ static long primitives(pa_hydro *hy, long count)
         if (pa_primitive(&hy->gas, hy->u + c * PA_NVAR, hy->w + c * PA_NVAR) && c < cells &&
             c < bad)
             bad = c;
-    if (bad < count && bad < cells)
+    if (bad < cells)
         found_bad(hy, bad, hy->w + bad * PA_NVAR);
-    return bad < count ? bad : -1;
 }
 
 /* "pa-hydro: ..." on stderr. */
@@ -131,8 +130,8 @@ __attribute__((format(printf, 1, 2))) static void say(const char *format, ...)
  * exits with status 3 (a condition all processes know of: no MPI_Abort needed). */
 static noreturn void stop_non_physical(const pa_hydro *hy, long bad)
 {
-    double found[4] = {(double)hy->bad_cycle, hy->bad_rho, hy->bad_p, 0};
-    MPI_Bcast(found, 4, MPI_DOUBLE, (int)(bad / hy->slab.cells), MPI_COMM_WORLD);
+    double found[3] = {(double)hy->bad_cycle, hy->bad_rho, hy->bad_p};
+    MPI_Bcast(found, 3, MPI_DOUBLE, (int)(bad / hy->slab.cells), MPI_COMM_WORLD);
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0) {
