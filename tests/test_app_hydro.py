@@ -72,9 +72,12 @@ def test_sod_converges_to_the_exact_solution():
     assert errors[-1]["l1_density"] < 0.004
 
 
-def test_the_tube_along_z_on_two_ranks_is_the_tube_along_x():
+@pytest.mark.parametrize("np_", [2, 4])
+def test_the_tube_along_z_on_several_ranks_is_the_tube_along_x(np_):
     along_x = hydro(1, "problem=sod", "nx=60", "ny=1", "cells_per_pe=60", "end_time=0.2")
-    along_z = hydro(2, "problem=sod", "axis=z", "nx=1", "ny=1", "cells_per_pe=30", "end_time=0.2")
+    along_z = hydro(
+        np_, "problem=sod", "axis=z", "nx=1", "ny=1", f"cells_per_pe={60 // np_}", "end_time=0.2"
+    )
     assert along_z["derived"]["global_grid"] == [1, 1, 60]
     assert along_z["derived"]["cycles"] == along_x["derived"]["cycles"]
     for key in ("l1_density", "l1_velocity", "l1_pressure"):
