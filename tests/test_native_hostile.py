@@ -119,6 +119,7 @@ BEYOND_MEMORY = [
     ("pa-sweep", ["it=1000000", "jt=1000000", "kt=1000000"]),
     ("pa-sweep", ["it=100000", "jt=100000", "kt=1", "mk=1"]),
     ("pa-madbench", ["npix=1000000"]),
+    ("pa-hydro", ["cells_per_pe=90000000"]),
 ]
 
 

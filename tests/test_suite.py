@@ -84,6 +84,8 @@ def test_the_quick_and_apps_suites_expand_and_resolve_on_this_machine(name):
     for m in measurements:
         m.benchmark.resolve(m.raw, machine)
     proxies = {m.benchmark.name for m in measurements if m.benchmark.name.startswith("app.")}
-    assert proxies == {"app.spsolve", "app.madbench", "app.spmv", "app.sweep"}
+    assert proxies == {"app.spsolve", "app.madbench", "app.spmv", "app.sweep", "app.hydro"}
     sweeps = [m.raw for m in measurements if m.benchmark.name == "app.sweep"]
     assert min(r["np"] for r in sweeps) == 1  # the reference of the measured efficiency
+    hydros = [m.raw for m in measurements if m.benchmark.name == "app.hydro"]
+    assert 1 in [r["np"] for r in hydros]  # the model's per-cell time

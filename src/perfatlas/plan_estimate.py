@@ -36,6 +36,7 @@ CACHE_LOAD_S = 2e-9  # one dependent load within the caches
 STREAM_BYTES_PER_S = 10e9  # one pass of a bandwidth kernel
 APP_REPETITION_S = 0.05  # the fixed part of one repetition of an application proxy
 APP_SECONDS_PER_UNKNOWN = 5e-6  # app.spsolve, app.sweep: per unknown or cell and repetition
+APP_HYDRO_SECONDS_PER_CELL_CYCLE = 1e-6  # app.hydro: measured 0.6 us on the development VM
 DENSE_FLOPS_PER_S = 10e9  # app.madbench: ScaLAPACK on a few cores
 APP_SPMV_POINTS = 8  # app.spmv: reads and writes, element-wise and replicated, and the kernels
 CALIBRATION_SAMPLES = 4  # comm: warm-up and batch calibration, in samples
@@ -142,11 +143,15 @@ def _app(name: str, params: dict[str, Any], machine: Machine) -> float:
 
 def _app_work(name: str, params: dict[str, Any]) -> float:
     """Seconds of work of one repetition beyond the fixed part, by the problem's size: sparse
-    solves and sweeps linear in unknowns or cells; MADbench's W step, nbin matrix products of
+    solves and sweeps linear in unknowns or cells, hydro in cells and cycles; MADbench's W step, nbin matrix products of
     order npix (2 nbin npix^3 flops)."""
     if name == "app.madbench":
         npix, nbin = int(params.get("npix") or 1024), int(params.get("nbin") or 16)
         return 2 * nbin * npix**3 / DENSE_FLOPS_PER_S
+    if name == "app.hydro":  # per cell and cycle; the implicit solver about three times more
+        per_cell = APP_HYDRO_SECONDS_PER_CELL_CYCLE * (3 if params.get("solver") == "cg" else 1)
+        cycles = int(params.get("cycles") or 10)
+        return int(params.get("cells_per_pe") or 13500) * cycles * per_cell
     if name == "app.sweep":
         cells = (
             int(params.get("it") or 20) * int(params.get("jt") or 20) * int(params.get("kt") or 20)
