@@ -15,6 +15,7 @@ from perfatlas.apps.comm_atlas import allreduce_ns, message_ns
 from perfatlas.apps.figures import seconds
 from perfatlas.report.common import number
 from perfatlas.stats import ratio
+from perfatlas.store import Store
 
 SUITE = """
 [[step]]
@@ -98,6 +99,13 @@ def test_hydro_section_draws_the_model_from_the_stored_comm_atlas(cli, tmp_path)
     assert rates["2"]["against one process [95 % CI]"].startswith(f"{number(against.median)} [")
     assert rates["2"]["processes per node"] == "2"
     assert "comm.pingpong of run" in section and "T(np) = c t_cell" in section
+    # the run's stored findings state the same model against the measured cycle time
+    store = Store(cli.db)
+    stored = store.findings(store.resolve_run("last"))["findings"]
+    cycles = {f["subject"].rsplit("np=", 1)[1]: f for f in stored if f["kind"] == "app.hydro.cycle"}
+    assert cycles["2"]["details"]["predicted_s"] == pytest.approx(expected)
+    assert cycles["2"]["value"] == pytest.approx(float(np.median(two["cycle_s"].samples)))
+    assert cycles["1"]["details"]["predicted_s"] == pytest.approx(compute)
 
 
 def test_without_a_stored_atlas_the_section_says_what_to_measure(cli, tmp_path):

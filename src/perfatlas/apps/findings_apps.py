@@ -1,14 +1,15 @@
 """Findings of the proxies' models against measurement: app.spmv's E1/E2 efficiency of the remote
-variants and its CSR kernel against the roofline, app.sweep's KBA pipeline efficiency
-(perfatlas.apps.analysis_spmv, perfatlas.apps.analysis_sweep)."""
+variants and its CSR kernel against the roofline, app.sweep's KBA pipeline efficiency, app.hydro's
+SAGE cycle time (perfatlas.apps.analysis_spmv, analysis_sweep, analysis_hydro)."""
 
 from __future__ import annotations
 
+from perfatlas.apps import analysis_hydro
 from perfatlas.apps.analysis_points import points
 from perfatlas.apps.analysis_spmv import BENCHMARK as SPMV
 from perfatlas.apps.analysis_spmv import roofline, variants
 from perfatlas.apps.analysis_sweep import weak_scaling
-from perfatlas.findings.model import RATIO_CI, Finding, from_results, ratio_of
+from perfatlas.findings.model import MEDIAN_CI, RATIO_CI, Finding, from_results, median_of, ratio_of
 from perfatlas.findings.registry import finding_source
 from perfatlas.report.data import RunData
 from perfatlas.stats import Ratio
@@ -100,6 +101,41 @@ def sweep_findings(data: RunData) -> list[Finding]:
                         "predicted": p.model_efficiency,
                         "model_without_overlap": p.model_without_overlap,
                         "pipeline_steps": p.pipeline_steps,
+                    },
+                    **interval,
+                )
+            )
+    return found
+
+
+@finding_source("app.hydro model", 64)
+def hydro_findings(data: RunData) -> list[Finding]:
+    """Each point's measured cycle time against the SAGE model's (analysis_hydro)."""
+    found = []
+    for series in analysis_hydro.weak_scaling(data.results):
+        for p in series.points:
+            value, interval = median_of(p.cycle)
+            if value is None:
+                continue
+            predicted = p.model.cycle_s if p.model is not None else None
+            measured = Ratio(value, p.cycle.ci_lo or value, p.cycle.ci_hi or value)
+            found.append(
+                Finding(
+                    kind="app.hydro.cycle",
+                    subject=f"{series.label}, np={p.np}",
+                    value=value,
+                    unit="s",
+                    method=f"measured: {MEDIAN_CI}; predicted: c t_cell + gather/scatter by "
+                    "ping-pong + reductions by allreduce (Kerbyson et al., SC2001)",
+                    sources=from_results(p.cycle, *p.phases.values()),
+                    verdict=model_verdict(predicted, measured)
+                    if p.model is not None
+                    else f"no model: {p.model_missing}",
+                    severity="info" if _agrees(predicted, measured) else "notice",
+                    details={
+                        "predicted_s": predicted,
+                        "efficiency": p.efficiency.median if p.efficiency else None,
+                        "neighbours_max": p.neighbours_max,
                     },
                     **interval,
                 )
