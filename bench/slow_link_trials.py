@@ -23,6 +23,7 @@ import json
 import os
 import random
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,6 +33,15 @@ TOOL = Path(__file__).resolve().parents[2] / "shared" / "tools" / "netns-cluster
 LOCK = Path("/tmp/perfatlas-netns-cluster.lock")  # the tests' lock (tests/netns_hosts.py)
 CANDIDATES = ("pa2", "pa3", "pa4")
 FAST = ["samples=9", "min_sample_time=1ms", "time_limit=1s", "warmup=20"]
+
+
+def lift(slow: str) -> None:
+    """Remove the planted fault completely: the throttle, and what the hosts' TCP stacks
+    remember of it (per-destination metrics: a small congestion window and a long round trip,
+    which would slow the next connections to that host, a slow link that outlives its cause)."""
+    subprocess.run([str(TOOL), "unthrottle", slow], timeout=60)
+    for host in ("pa1", *CANDIDATES):
+        subprocess.run(["ip", "-n", host, "tcp_metrics", "flush", "all"], capture_output=True)
 
 
 def trial(slow: str, mpirun_args: list[str], folder: Path, number: int) -> dict:
@@ -48,7 +58,7 @@ def trial(slow: str, mpirun_args: list[str], folder: Path, number: int) -> dict:
             capture_output=True, text=True, timeout=600,
         )  # fmt: skip
     finally:
-        subprocess.run([str(TOOL), "unthrottle", slow], timeout=60)
+        lift(slow)
     if done.returncode != 0:
         raise SystemExit(f"trial {number}: perfatlas failed: {done.stderr.strip()[-400:]}")
     store = Store(db)
@@ -71,6 +81,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=6)
     parser.add_argument("--seed", type=int, default=16)
+    parser.add_argument("--keep", help="copy each trial's database into this folder")
     args = parser.parse_args()
     draw = random.Random(args.seed)
     slow_hosts = []
@@ -93,6 +104,9 @@ def main() -> None:
             for number, slow in enumerate(slow_hosts, 1):
                 rows.append(trial(slow, mpirun_args, folder, number))
                 print(json.dumps(rows[-1]), flush=True)
+                if args.keep:
+                    Path(args.keep).mkdir(parents=True, exist_ok=True)
+                    shutil.copy(folder / f"trial-{number}.db", Path(args.keep))
         finally:
             subprocess.run([str(TOOL), "down", str(folder / "cluster")], timeout=120)
     import perfatlas

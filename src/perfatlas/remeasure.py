@@ -1,9 +1,10 @@
 """Re-measure before reporting: a figure that passes the anomaly rule (perfatlas.anomaly) is
 measured again before it is reported.
 
-After a run's measurements, the runner (perfatlas.runner.Runner) asks `remeasure_tripped` which
-of the stored figures pass the rule and have not been re-measured: communication anomalies
-(perfatlas.comm.analysis) and nodes that differ from the others (perfatlas.cluster.analysis_nodes).
+After a run's measurements, the runner (perfatlas.runner.Runner) asks which groups of stored
+figures are unsettled (a figure passes the rule, or differs while the others are too spread to
+tell; perfatlas.anomaly.unsettled) and have not been re-measured: communication figures
+(perfatlas.comm.analysis) and node figures (perfatlas.cluster.analysis_nodes).
 Each planned measurement that yielded one is launched once more, with the same parameters on the
 same ranks and hosts (the same launch options: mpirun arguments, hostfile), `--repeat` times as
 before. Its documents are stored in the same run beside the originals, each carrying
@@ -12,7 +13,7 @@ before. Its documents are stored in the same run beside the originals, each carr
 
 (docs/contract.md): the link to the results it re-measures. The analyses keep re-measurements
 apart from what they re-measure (store.pool_launches, report.data.RunData.measured) and report an
-anomaly only when the re-measured figure passes the rule again in the re-measured group. A whole
+anomaly only when both measurements pass the rule (perfatlas.anomaly.twice). A whole
 measurement is repeated rather than the one pair or node: its figures are judged against a group
 measured under the same conditions, and the re-measured group gives that group. A re-measurement
 is never re-measured.
@@ -33,15 +34,13 @@ REASON = "its figures passed the anomaly rule (perfatlas.anomaly); measured agai
 
 
 def tripped(results: list[Result]) -> list[Result]:
-    """The stored results whose figure passes the anomaly rule and has no re-measurement."""
+    """Results of the groups to measure again (perfatlas.anomaly.unsettled: a figure passes the
+    anomaly rule, or the group is too spread to tell) that have no re-measurement yet."""
     from perfatlas.cluster.analysis_nodes import node_groups
     from perfatlas.comm.analysis import find_anomalies
 
-    ids = {a.result_id for a in find_anomalies(results).unconfirmed}
-    for group in node_groups(results):
-        for figure in group.figures:
-            if figure.host in group.flagged and group.confirmed(figure.host) is None:
-                ids.add(figure.result.id)
+    ids = set(find_anomalies(results).to_remeasure)
+    ids |= {g.figures[0].result.id for g in node_groups(results) if g.unsettled}
     return [r for r in results if r.id in ids]
 
 

@@ -14,9 +14,11 @@ For node i with figure m_i and interval [lo_i, hi_i], and M the median of the no
     of the median of the other nodes' samples pooled (noise: the envelope of their intervals),
     and m_i more than 10 % from the median of the other nodes' figures. Noise is judged on the time factor 1 + slowdown (a node whose work
     takes more than 10 % longer), not on the slowdown fraction itself.
-  - a flagged node is re-measured (perfatlas.remeasure: the same measurement on every node once
-    more); where the run holds the re-measurement, the node stays flagged only when the
-    re-measurement confirms it (perfatlas.anomaly.confirmed; else it is withdrawn).
+  - a group where the rule trips, or that is too spread to tell, is re-measured
+    (perfatlas.remeasure: the same measurement on every node once more); where the run holds
+    the re-measurement, a node is flagged only when both measurements pass the rule against the
+    other nodes, each at the better of its two (perfatlas.anomaly.twice), and one the first
+    measurement alone flagged is withdrawn.
 Groups of fewer than 3 nodes are shown but not judged (of two, which one is odd?).
 """
 
@@ -57,6 +59,7 @@ class NodeGroup:
     # host -> its re-measured figure (the nodes the rule flagged, once re-measured)
     remeasured: dict[str, NodeFigure] = field(default_factory=dict)
     withdrawn: dict[str, float] = field(default_factory=dict)  # flagged, not confirmed
+    unsettled: bool = False  # to be re-measured (perfatlas.anomaly.unsettled)
 
     def confirmed(self, host: str) -> bool | None:
         """Whether a flagged or withdrawn node's re-measurement confirmed it; None: not yet
@@ -111,22 +114,37 @@ def _relative(figures: list[NodeFigure], index: int) -> float:
 
 
 def _confirm(
-    figures: list[NodeFigure], again: list[NodeFigure], noise: bool
-) -> tuple[dict[str, float], dict[str, NodeFigure], dict[str, float]]:
-    """Flagged nodes, their re-measured figures, and the withdrawn ones (not confirmed)."""
-    verdicts = {figures[v.index].host: v for v in _verdicts(figures, noise) if v.anomalous}
+    figures: list[NodeFigure], again: list[NodeFigure], noise: bool, higher_is_worse: bool
+) -> tuple[dict[str, float], dict[str, NodeFigure], dict[str, float], bool]:
+    """Flagged nodes, their re-measured figures, the withdrawn ones (found by the first
+    measurement only), and whether the group is to be re-measured (perfatlas.anomaly)."""
+    verdicts = _verdicts(figures, noise)
+    tripped = {figures[v.index].host for v in verdicts if v.anomalous}
     if not again:
-        return {h: v.relative for h, v in verdicts.items()}, {}, {}
+        flagged = {h: _relative(figures, i) for i, h in enumerate(f.host for f in figures)}
+        return (
+            {h: r for h, r in flagged.items() if h in tripped},
+            {},
+            {},
+            anomaly.unsettled(verdicts),
+        )
     by_host = {f.host: f for f in again}
-    first = _estimates(figures, noise)
-    repeated = dict(zip((f.host for f in again), _estimates(again, noise), strict=True))
-    measured = [(e, repeated.get(f.host)) for f, e in zip(figures, first, strict=True)]
-    flagged, withdrawn = {}, {}
-    for host, verdict in verdicts.items():
-        kept = anomaly.confirmed(verdict, measured)
-        (flagged if kept else withdrawn)[host] = verdict.relative
-    remeasured = {h: by_host[h] for h in verdicts if h in by_host}
-    return flagged, remeasured, withdrawn
+    both = [f for f in figures if f.host in by_host]
+    if len(both) < MIN_NODES:
+        return {}, {}, {}, False
+    measured = list(
+        zip(
+            _estimates(both, noise), _estimates([by_host[f.host] for f in both], noise), strict=True
+        )
+    )
+    flagged, withdrawn, remeasured = {}, {}, {}
+    for index, figure in enumerate(both):
+        kept = anomaly.confirmed(anomaly.twice(measured, index, higher_is_worse))
+        if kept or figure.host in tripped:
+            relative = _relative(both, index)
+            (flagged if kept else withdrawn)[figure.host] = relative
+            remeasured[figure.host] = by_host[figure.host]
+    return flagged, remeasured, withdrawn, False
 
 
 def _figure(result: Result) -> NodeFigure | None:
@@ -170,7 +188,9 @@ def node_groups(results: list[Result]) -> list[NodeGroup]:
         first = members[0]
         noise = benchmark == "noise"
         worse_higher = noise or not metric.endswith("_Bps")
-        flagged, remeasured, withdrawn = _confirm(figures, _figures(again.get(key, [])), noise)
+        flagged, remeasured, withdrawn, unsettled = _confirm(
+            figures, _figures(again.get(key, [])), noise, worse_higher
+        )
         found.append(
             NodeGroup(
                 benchmark,
@@ -183,6 +203,7 @@ def node_groups(results: list[Result]) -> list[NodeGroup]:
                 flagged,
                 remeasured,
                 withdrawn,
+                unsettled,
             )
         )
     return found

@@ -6,13 +6,14 @@ figures (same benchmark, metric, message size, np, and link class: intra-node fi
 compared with inter-node ones), a figure (a rank's, a pair's or a sender's median with the 95 %
 interval of its own samples) is an anomaly by the one rule of perfatlas.anomaly: far from its
 group (leave-one-out modified z-score on logarithms, Iglewicz and Hoaglin 1993, > 3.5), its
-interval outside the envelope of the others' intervals, and more than 10 % from the others'
+interval apart from that of the others' pooled samples, and more than 10 % from the others'
 median. Groups of fewer than three figures are not judged (of two, which is the odd one?). A
-figure that passes the rule is re-measured (perfatlas.remeasure): where the run holds the
-re-measurement, the anomaly is reported only when the re-measurement confirms it (the rule again,
-perfatlas.anomaly.confirmed; else it is listed as withdrawn). A host is suspect when every figure
-involving it is a reported anomaly, worse, while the group also holds figures without it: the
-link of that host, not one rank, is then the likely cause.
+group where the rule trips, or that is too spread to tell, is re-measured (perfatlas.remeasure);
+where the run holds the re-measurement, a figure is reported only when both of its measurements
+pass the rule against the others, each at the better of its two (perfatlas.anomaly.twice), and
+one the first measurement alone found is withdrawn. A
+host is suspect when every figure involving it is a reported anomaly, worse, while the group also
+holds figures without it: the link of that host, not one rank, is then the likely cause.
 
 Growth of collectives (comm.allreduce, comm.barrier): latency is fitted by least squares against
 log2 P and against P; growth is called logarithmic (or linear) when that fit leaves at most half
@@ -128,11 +129,9 @@ class AnomalyReport:
     figures_checked: int = 0
     too_small: list[str] = field(default_factory=list)  # groups of fewer than 3 figures
     withdrawn: list[Anomaly] = field(default_factory=list)  # not confirmed by re-measurement
-
-    @property
-    def unconfirmed(self) -> list[Anomaly]:
-        """Anomalies the run holds no re-measurement of (to be re-measured)."""
-        return [a for a in self.anomalies if a.confirmed is None]
+    # results of groups to measure again: a figure passes the rule, or is significant and
+    # large while the others are too spread to tell (perfatlas.anomaly.unsettled)
+    to_remeasure: list[int] = field(default_factory=list)
 
 
 def higher_is_worse(metric: str) -> bool:
@@ -236,29 +235,20 @@ def find_anomalies(results: list[Result]) -> AnomalyReport:
             continue
         report.groups_checked += 1
         report.figures_checked += len(figures)
-        metric = key[1]
-        worse_figures = []
-        for verdict in anomaly.judge([f.estimate for f in figures]):
-            if not verdict.anomalous:
-                continue
-            figure = figures[verdict.index]
-            worse = (verdict.relative > 0) == higher_is_worse(metric)
-            found = _anomaly(key, label, figure, verdict, worse)
-            if key in again:
-                found = _rejudged(found, verdict, figures, again[key])
-                if not found.confirmed:
-                    report.withdrawn.append(found)
-                    continue
-            report.anomalies.append(found)
-            if worse:
-                worse_figures.append(figure)
-        report.suspects += _suspect_hosts(key, label, figures, worse_figures)
+        verdicts = anomaly.judge([f.estimate for f in figures])
+        if key in again:
+            found = _confirmed(key, label, figures, verdicts, again[key], report)
+        else:
+            found = [_anomaly(key, label, figures[v.index], v) for v in verdicts if v.anomalous]
+            if anomaly.unsettled(verdicts):
+                report.to_remeasure.append(figures[0].result.id)
+        report.anomalies += found
+        worse = [f for f in figures if any(a.worse and a.subject == f.subject for a in found)]
+        report.suspects += _suspect_hosts(key, label, figures, worse)
     return report
 
 
-def _anomaly(
-    key: tuple, label: str, figure: Figure, verdict: anomaly.Verdict, worse: bool
-) -> Anomaly:
+def _anomaly(key: tuple, label: str, figure: Figure, verdict: anomaly.Verdict) -> Anomaly:
     return Anomaly(
         key[0],
         key[1],
@@ -269,7 +259,7 @@ def _anomaly(
         verdict.median,
         verdict.relative,
         verdict.robust_z,
-        worse,
+        (verdict.relative > 0) == higher_is_worse(key[1]),
         figure.hosts,
         figure.result.id,
         verdict.ci_lo,
@@ -279,22 +269,36 @@ def _anomaly(
     )
 
 
-def _rejudged(
-    found: Anomaly, verdict: anomaly.Verdict, figures: list[Figure], again: list[Figure]
-) -> Anomaly:
-    """The anomaly with its re-measurement: the group's figures matched by subject."""
+def _confirmed(
+    key: tuple,
+    label: str,
+    figures: list[Figure],
+    verdicts: list[anomaly.Verdict],
+    again: list[Figure],
+    report: AnomalyReport,
+) -> list[Anomaly]:
+    """The group with its re-measurement (figures matched by subject): the anomalies both
+    measurements confirm; those the first measurement alone found go to report.withdrawn."""
     by_subject = {f.subject: f for f in again}
-    measured = [
-        (f.estimate, by_subject[f.subject].estimate if f.subject in by_subject else None)
-        for f in figures
-    ]
-    repeated = by_subject.get(figures[verdict.index].subject)
-    return replace(
-        found,
-        confirmed=anomaly.confirmed(verdict, measured),
-        remeasured_value=repeated.value if repeated else None,
-        remeasured_result_id=repeated.result.id if repeated else None,
-    )
+    both = [(f, by_subject[f.subject]) for f in figures if f.subject in by_subject]
+    tripped = {figures[v.index].subject for v in verdicts if v.anomalous}
+    found = []
+    if len(both) < MIN_GROUP:
+        return found
+    measured = [(first.estimate, second.estimate) for first, second in both]
+    for index, (first, second) in enumerate(both):
+        pair = anomaly.twice(measured, index, higher_is_worse(key[1]))
+        kept = anomaly.confirmed(pair)
+        if not kept and first.subject not in tripped:
+            continue
+        judged = replace(
+            _anomaly(key, label, first, pair[0]),
+            confirmed=kept,
+            remeasured_value=second.value,
+            remeasured_result_id=second.result.id,
+        )
+        (found if kept else report.withdrawn).append(judged)
+    return found
 
 
 def _suspect_hosts(
