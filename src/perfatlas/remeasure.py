@@ -31,6 +31,13 @@ from perfatlas.store import Result
 from perfatlas.warning import WarningRecord
 
 REASON = "its figures passed the anomaly rule (perfatlas.anomaly); measured again to confirm"
+JUDGED = ("comm.distance", "comm.complement", "comm.hotspot")  # figures judged by the rule
+
+
+def may_trip(measurements: list[Planned], on_hosts: bool) -> bool:
+    """Whether any of these measurements can yield figures the rule judges: the communication
+    patterns, or any node-level benchmark run on several hosts (node asymmetry)."""
+    return on_hosts or any(p.benchmark.name in JUDGED for p in measurements)
 
 
 def tripped(results: list[Result]) -> list[Result]:

@@ -96,10 +96,10 @@ class Runner:
         """Launch once more the measurements whose figures pass the anomaly rule, stored beside
         them as their re-measurement (perfatlas.remeasure); the documents returned before are
         the run's own."""
-        if not self.remeasure:
-            return
-        from perfatlas.remeasure import again
+        from perfatlas.remeasure import again, may_trip
 
+        if not self.remeasure or not may_trip(measurements, not self.executor.here):
+            return
         names = dict.fromkeys(p.benchmark.name for p in measurements)
         results = [r for name in names for r in self.store.results(self._into.run_id, name)]
         planned = again(measurements, results)

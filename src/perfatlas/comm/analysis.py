@@ -278,7 +278,8 @@ def _confirmed(
     report: AnomalyReport,
 ) -> list[Anomaly]:
     """The group with its re-measurement (figures matched by subject): the anomalies both
-    measurements confirm; those the first measurement alone found go to report.withdrawn."""
+    measurements confirm; those the first measurement alone found go to report.withdrawn. Each
+    is shown as the first measurement judged it, with its re-measured value."""
     by_subject = {f.subject: f for f in again}
     both = [(f, by_subject[f.subject]) for f in figures if f.subject in by_subject]
     tripped = {figures[v.index].subject for v in verdicts if v.anomalous}
@@ -292,7 +293,7 @@ def _confirmed(
         if not kept and first.subject not in tripped:
             continue
         judged = replace(
-            _anomaly(key, label, first, pair[0]),
+            _anomaly(key, label, first, verdicts[figures.index(first)]),
             confirmed=kept,
             remeasured_value=second.value,
             remeasured_result_id=second.result.id,
