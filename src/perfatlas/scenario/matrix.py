@@ -3,17 +3,17 @@
 Each class of the catalog is represented by one kernel (REPRESENTATIVE) at one working set
 (default 25 MB, beyond the private caches, so that co-runners share the last-level cache and
 the memory bus). Its program is three identical lines of about duration / 3 each; the middle
-line's timed passes are the measurement, so that a co-runner is busy all through it; its time is
-the line's wall time less the time the kernel waited, runnable, for its CPU (schedstat, sampled
-every 20 ms: time other processes of the machine took, not the co-runner on the other CPU).
+line's timed passes are the measurement, so that a co-runner is busy all through it.
 
 Alone and together are interleaved and repeated: in each of `rounds` rounds, for every pair of
-classes (a, b) in turn, a runs alone on the first CPU, b alone on the first CPU (when b is not
-a), then both together, the row's kernel a on the first CPU and the column's b on the second. A
-drift of the machine (frequency, a neighbour's load) then affects alone and together alike.
-Cell [row][column] = median of the row's times together with the column / median of its times
-alone (every alone measurement of the row's class), with a 95 % percentile-bootstrap interval of
-that ratio of medians (perfatlas.stats.ratio); a class paired with itself pools its two copies.
+classes (a, b) in turn, a runs alone on the first CPU, b alone on the second, then both together,
+a on the first CPU and b on the second. A drift of the machine (frequency, a neighbour's load)
+then affects alone and together alike, and every time together is compared with the same class
+alone on the same CPU (two CPUs of one machine need not be equally fast: one may take the
+interrupts). Cell [a][b] = median of a's times together with b / median of a's times alone on
+that CPU, with a 95 % percentile-bootstrap interval of that ratio of medians
+(perfatlas.stats.ratio); a class paired with itself pools its two copies against its times alone
+on both CPUs.
 A cell whose interval contains 1 is "no measurable interference"; above 1 it is "slower", below
 "faster" (a co-runner that speeds a kernel up is rare: frequency boost shared by the cores, or a
 prefetch of shared data).
@@ -79,18 +79,8 @@ def representatives(asked: str | None) -> dict[str, str]:
 
 
 def _middle_seconds(outcome: Outcome) -> float:
-    """The middle line's time on its CPU: its wall time less the time the kernel was runnable
-    but waiting for the CPU (schedstat, from the process's timeline), which other processes of
-    the machine took, not the co-runner pinned to the other CPU."""
     line = outcome.document["derived"]["invocations"][LINES // 2]
-    start, end = outcome.start_s + line["start_s"], outcome.start_s + line["end_s"]
-    waiting, before = 0.0, outcome.start_s
-    for point in outcome.timeline:  # each the interval (before, point.t]
-        if point.t > before:
-            overlap = min(point.t, end) - max(before, start)
-            waiting += max(0.0, overlap) / (point.t - before) * point.waiting_s
-        before = point.t
-    return (end - start) - min(waiting, end - start)
+    return line["end_s"] - line["start_s"]
 
 
 def cell_verdict(ci_lo: float, ci_hi: float) -> str:
@@ -167,18 +157,19 @@ def _interleaved(
     cpus: list[int],
     folder: Path,
     rounds: int,
-) -> tuple[dict[str, list[float]], dict[tuple[str, str], tuple[list[float], list[float]]]]:
-    """Every class's middle-line times alone, every pair's times together (row's, column's)."""
-    alone: dict[str, list[float]] = {name: [] for name in programs}
+) -> tuple[dict[str, list[list[float]]], dict[tuple[str, str], tuple[list[float], list[float]]]]:
+    """Every class's middle-line times alone on each of the two CPUs, every pair's times
+    together (the row's on the first CPU, the column's on the second)."""
+    alone: dict[str, list[list[float]]] = {name: [[], []] for name in programs}
     together = {(a, b): ([], []) for a, b in pairs}
-    steps = sum(3 if a != b else 2 for a, b in pairs) * rounds
-    with progress_bar(steps) as step:
+    with progress_bar(3 * len(pairs) * rounds) as step:
         for number in range(1, rounds + 1):
             for a, b in pairs:
-                for name in dict.fromkeys((a, b)):
-                    step(f"round {number}/{rounds}: {name} alone on cpu {cpus[0]}")
-                    only = Instance(name, programs[name], 1, 0.0, 0, (cpus[0],))
-                    alone[name].append(_middle_seconds(run_together([only], (cpus[0],), folder)[0]))
+                for side, name in enumerate((a, b)):
+                    step(f"round {number}/{rounds}: {name} alone on cpu {cpus[side]}")
+                    only = Instance(name, programs[name], 1, 0.0, 0, (cpus[side],))
+                    outcome = run_together([only], (cpus[side],), folder)[0]
+                    alone[name][side].append(_middle_seconds(outcome))
                 step(f"round {number}/{rounds}: {a} with {b}")
                 both = [
                     Instance(f"{a}-row", programs[a], 1, 0.0, 0, (cpus[0],)),
@@ -193,29 +184,30 @@ def _interleaved(
 def _document(
     names: list[str],
     kernels: dict[str, str],
-    alone: dict[str, list[float]],
+    alone: dict[str, list[list[float]]],
     together: dict[tuple[str, str], tuple[list[float], list[float]]],
 ) -> dict:
-    """The matrix: point slowdowns, their intervals and verdicts, and every time measured."""
-    times: dict[tuple[int, int], list[float]] = {}
+    """The matrix: point slowdowns, their intervals and verdicts, and every time measured. A
+    time together is compared with the same class alone on the same CPU."""
+    cells: dict[tuple[int, int], tuple[list[float], list[float]]] = {}
     for (a, b), (row, column) in together.items():
         i, j = names.index(a), names.index(b)
-        if i == j:
-            times[(i, i)] = row + column
+        if i == j:  # both copies, each against the class alone on its CPU
+            cells[(i, i)] = (row + column, alone[a][0] + alone[a][1])
         else:
-            times[(i, j)], times[(j, i)] = row, column
+            cells[(i, j)], cells[(j, i)] = (row, alone[a][0]), (column, alone[b][1])
     slowdown = [[0.0] * len(names) for _ in names]
     interval = [[[0.0, 0.0] for _ in names] for _ in names]
     verdicts = [[""] * len(names) for _ in names]
-    for (i, j), cell in times.items():
-        r = ratio(cell, alone[names[i]])
+    for (i, j), (times, alone_times) in cells.items():
+        r = ratio(times, alone_times)
         slowdown[i][j], interval[i][j] = r.median, [r.ci_lo, r.ci_hi]
         verdicts[i][j] = cell_verdict(r.ci_lo, r.ci_hi)
     return {
         "classes": names,
         "kernels": kernels,
-        "alone_s": {name: float(np.median(values)) for name, values in alone.items()},
-        "alone_samples_s": alone,
+        "alone_s": {name: float(np.median(v[0] + v[1])) for name, v in alone.items()},
+        "alone_samples_s": alone,  # class: [times on the first CPU, times on the second]
         "together_s": [
             [a, b, float(np.median(ta)), float(np.median(tb))]
             for (a, b), (ta, tb) in together.items()
