@@ -305,19 +305,23 @@ def test_interference_cells_with_and_without_intervals():
     )
     assert [f.value for f in found] == [1.5, 1.0, 0.9, 1.02]
     assert all(f.interval is None and f.interval_reason for f in found)
-    assert found[0].verdict == "1.50x slower together" and found[0].severity == "notice"
+    assert found[0].verdict == "1.50x slower together (one measurement)"
+    assert found[0].severity == "notice" and found[2].severity == "info"
     assert found[0].sources == Sources(scenarios=(3,))
-    cis = [[[1.4, 1.6], [0.95, 1.05]], [[0.85, 0.95], [0.98, 1.06]]]
-    found = of_kind(
-        compute_findings(run_data([], [matrix([[1.5, 1.0], [0.9, 1.02]], cis)])),
-        "scenario.interference",
-    )
+    cis = [[[1.4, 1.6], [0.95, 1.05]], [[0.8, 0.85], [1.01, 1.06]]]
+    document = matrix([[1.5, 1.0], [0.82, 1.03]], cis)
+    found = of_kind(compute_findings(run_data([], [document])), "scenario.interference")
     assert [f.verdict for f in found] == [
-        "1.50x slower together",
+        "slower",
         "no measurable interference",
-        "0.90x faster together",
-        "no measurable interference",
+        "faster",
+        "measurable, under 10%",
     ]
+    assert [f.severity for f in found] == ["notice", "info", "info", "info"]
+    # the matrix's own verdicts, where it stored them, are the findings'
+    document["verdicts"] = [["a", "b"], ["c", "d"]]
+    found = of_kind(compute_findings(run_data([], [document])), "scenario.interference")
+    assert [f.verdict for f in found] == ["a", "b", "c", "d"]
 
 
 def test_a_model_is_judged_against_the_measured_interval():

@@ -20,6 +20,7 @@ def node_findings(data: RunData) -> list[Finding]:
             s, lo, hi = group.slowdown(figure)
             relative = group.flagged.get(figure.host)
             worse = relative is not None and (relative > 0) == group.higher_is_worse
+            remeasured = group.remeasured.get(figure.host)
             found.append(
                 Finding(
                     kind="cluster.node_slowdown",
@@ -27,13 +28,15 @@ def node_findings(data: RunData) -> list[Finding]:
                     value=s,
                     unit="x the median node",
                     method=RULE,
-                    sources=from_results(figure.result),
+                    sources=from_results(figure.result, remeasured and remeasured.result),
                     verdict=verdict(group, figure.host),
                     severity="warning" if worse else "notice" if relative is not None else "info",
                     details={
                         "figure": figure.value,
                         "unit": group.unit,
                         "nodes": len(group.figures),
+                        "confirmed": group.confirmed(figure.host),
+                        "remeasured": remeasured.value if remeasured else None,
                     },
                     **interval_of(lo, hi),
                 )

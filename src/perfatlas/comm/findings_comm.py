@@ -4,6 +4,8 @@ pairs and senders, suspect hosts (their link), and how collectives grow with the
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from perfatlas.comm.analysis import (
     MIN_RELATIVE_DEVIATION,
     ROBUST_Z_LIMIT,
@@ -69,14 +71,19 @@ def _anomaly(a: Anomaly, results: dict[int, Result]) -> Finding:
         value=a.value * scale,
         unit=unit,
         method=ANOMALY_METHOD,
-        sources=Sources((a.result_id,)),
-        verdict=f"{a.relative:+.0%} from the others' median ({'worse' if a.worse else 'better'})",
+        sources=Sources(tuple(i for i in (a.result_id, a.remeasured_result_id) if i is not None)),
+        verdict=f"{a.relative:+.0%} from the others' median ({'worse' if a.worse else 'better'})"
+        + ("" if a.confirmed is None else ", confirmed by its re-measurement"),
         severity="warning" if a.worse else "notice",
         details={
             "others_median": a.median * scale,
             "relative": a.relative,
             "robust_z": a.robust_z,
             "hosts": list(a.hosts),
+            "others_interval": [a.others_lo * scale, a.others_hi * scale],
+            "confirmed": a.confirmed,
+            "remeasured": None if a.remeasured_value is None else a.remeasured_value * scale,
+            "remeasured_result": a.remeasured_result_id,
         },
         **(own or {"interval_reason": "a sender's median within a hotspot result: no interval"}),
     )
@@ -87,6 +94,17 @@ def anomaly_findings(data: RunData) -> list[Finding]:
     report = find_anomalies(data.results)
     by_id = {r.id: r for r in data.results}
     found = [_anomaly(a, by_id) for a in report.anomalies]
+    for a in report.withdrawn:
+        tripped = _anomaly(a, by_id)
+        found.append(
+            replace(
+                tripped,
+                kind="comm.withdrawn",
+                verdict=f"tripped the rule ({a.relative:+.0%}), not confirmed by its "
+                "re-measurement: not reported",
+                severity="info",
+            )
+        )
     for s in report.suspects:
         involved = [a.result_id for a in report.anomalies if s.host in a.hosts]
         found.append(

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfatlas.findings.model import Finding, Sources, interval_of
+from perfatlas.findings.model import Finding, Interval, Sources, interval_of
 from perfatlas.findings.registry import finding_source
 from perfatlas.report.data import RunData
+from perfatlas.scenario.matrix import cell_verdict
 
 EXTENSION_METHOD = "wall time beside the other jobs / the same program's dedicated (alone) time"
 MATRIX_METHOD = (
@@ -24,6 +25,16 @@ def cell_interval(matrix: dict, i: int, j: int) -> dict[str, Any]:
     return {"interval_reason": "one alone and one together measurement per cell: no interval"}
 
 
+def _cell_verdict(matrix: dict, i: int, j: int, value: float, bounds: Interval | None) -> str:
+    """The matrix's own verdict of a cell (perfatlas.scenario.matrix.cell_verdict); a matrix
+    stored before cells had intervals gets the point ratio's direction."""
+    if matrix.get("verdicts"):
+        return str(matrix["verdicts"][i][j])
+    if bounds is not None:
+        return cell_verdict(value, bounds.low, bounds.high)
+    return f"{value:.2f}x {'slower' if value >= 1 else 'faster'} together (one measurement)"
+
+
 def _matrix(matrix: dict) -> list[Finding]:
     found = []
     classes = matrix["classes"]
@@ -31,12 +42,8 @@ def _matrix(matrix: dict) -> list[Finding]:
         for j, column in enumerate(classes):
             value = float(matrix["slowdown"][i][j])
             interval = cell_interval(matrix, i, j)
-            bounds = interval.get("interval")
-            if bounds is not None and bounds.low <= 1.0 <= bounds.high:
-                verdict, severity = "no measurable interference", "info"
-            else:
-                verdict = f"{value:.2f}x {'slower' if value >= 1 else 'faster'} together"
-                severity = "notice" if value > 1.1 else "info"
+            verdict = _cell_verdict(matrix, i, j, value, interval.get("interval"))
+            severity = "notice" if "slower" in verdict else "info"
             found.append(
                 Finding(
                     kind="scenario.interference",
