@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from machine_load import skip_when_cores_are_busy
 from netns_hosts import hosts_lock, hosts_unavailable
 
 from perfatlas.comm.analysis import find_anomalies
@@ -88,6 +89,7 @@ def test_a_randomly_chosen_slow_host_is_the_only_suspect_in_every_trial(cli, clu
     """Issue 16: in each trial one of pa2..pa4 (a seeded random order of the three) is throttled;
     the anomaly rule, with its re-measurement, must name it and no other host. Rank 0 is on pa1,
     which every pair of the distance scan involves, so pa1 cannot be singled out."""
+    skip_when_cores_are_busy()  # other processes' bursts read as slow links
     subprocess.run([str(TOOL), "unthrottle", "pa3"], check=True, timeout=60)
     for host in ("pa1", "pa2", "pa3", "pa4"):  # what the TCP stacks remember of pa3's throttle
         subprocess.run(["ip", "-n", host, "tcp_metrics", "flush", "all"], timeout=60)

@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 
 import pytest
+from machine_load import skip_when_cores_are_busy
 
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
@@ -359,6 +360,7 @@ def test_private_cache_kernels_on_separate_cores_show_no_measurable_interference
 ):
     """240 kB working sets stay in each core's private caches: in every trial no cell (alone and
     together interleaved over rounds) reads "slower" or "faster"."""
+    skip_when_cores_are_busy()
     out = tmp_path / "out"
     result = cli(
         "scenario", "matrix", "--classes", "stream,compute", "--bytes", "240kB",
