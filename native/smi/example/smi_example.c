@@ -1,0 +1,2 @@
+#include "pa_smi.h"
+int main(void){return 0;}
