@@ -8,6 +8,9 @@
  *   pa-smi-exact [rma] mutex        a read-modify-write counter under the mutex: no update lost
  *   pa-smi-exact [rma] bad          every bad call returns its code and names the call
  *
+ * n=N sets the size of the operations' regions (default 13 np + 9, at least 8), rounds=R the
+ * critical sections per process of the mutex test (default 40): slow links take fewer.
+ *
  * Success: "pa-smi-exact: N checks passed (...)" from rank 0, exit 0. A failed check: one line
  * naming it, MPI_Abort with status 3. */
 #include <sched.h>
@@ -17,7 +20,8 @@
 
 #include "pa_smi.h"
 
-static int rank, np, checks;
+static int rank, np, checks, rounds = 40;
+static int64_t size;
 static unsigned flags;
 
 #define CHECK(condition, ...)                                                                      \
@@ -286,8 +290,11 @@ static void doubles(pa_smi_distribution *d, int64_t n)
     OK(pa_smi_free(&r));
 }
 
-/* Node awareness: on one node, node-aware regions move nothing through RMA but accumulates. */
-static void paths(pa_smi_region *r, int64_t n, int one_node)
+/* Node awareness: a node-aware region reaches the parts on its node by loads and stores and uses
+ * RMA gets (every process reads every element) exactly when another node holds a part. */
+static int node_of[64]; /* per process: the world rank of its node's first process */
+
+static void paths(pa_smi_region *r, int64_t n)
 {
     pa_smi_counts c;
     OK(pa_smi_counts_of(r, &c));
@@ -295,25 +302,29 @@ static void paths(pa_smi_region *r, int64_t n, int one_node)
     OK(pa_smi_range(r, rank, &lo, &hi));
     if (hi > lo)
         CHECK(pa_smi_span(r, lo, hi) == pa_smi_local(r), "span of my part");
-    int others = 0;
+    int others = 0, other_nodes = 0;
     for (int p = 0; p < np; p++) {
         int64_t a, b;
         OK(pa_smi_range(r, p, &a, &b));
         others += p != rank && b > a;
+        other_nodes += b > a && node_of[p] != node_of[rank];
     }
-    if (!(flags & PA_SMI_RMA_ONLY) && one_node) {
-        CHECK(c.gets == 0 && c.puts == 0, "node-aware region used RMA gets or puts on one node");
-        CHECK(pa_smi_span(r, 0, n) != NULL, "one node: the whole region is one span");
-    } else if (others) {
-        CHECK(c.gets > 0 && c.puts > 0, "another node's part reached without RMA");
-        if (flags & PA_SMI_RMA_ONLY)
+    if (flags & PA_SMI_RMA_ONLY) {
+        CHECK((c.gets > 0) == (others > 0), "RMA only: RMA gets exactly for others' parts");
+        if (others)
             CHECK(pa_smi_span(r, 0, n) == NULL, "RMA only: no span over other parts");
+    } else {
+        CHECK((c.gets > 0) == (other_nodes > 0) && (c.puts == 0 || other_nodes > 0),
+              "node-aware: RMA gets and puts only for other nodes' parts (%lld, %lld)",
+              (long long)c.gets, (long long)c.puts);
+        if (!other_nodes)
+            CHECK(pa_smi_span(r, 0, n) != NULL, "the node's parts are one span");
     }
 }
 
-static void operations(int one_node)
+static void operations(void)
 {
-    int64_t n = 13 * np + 9;
+    int64_t n = size ? size : 13 * np + 9;
     for (int which = 0; which < 3; which++) {
         pa_smi_distribution d = distribution(which, n);
         pa_smi_region *r;
@@ -322,7 +333,7 @@ static void operations(int one_node)
         access(r, n);
         replication(r, n);
         combines(r, n);
-        paths(r, n, one_node);
+        paths(r, n);
         OK(pa_smi_free(&r));
         CHECK(r == NULL, "free clears the pointer");
         doubles(&d, n);
@@ -331,13 +342,12 @@ static void operations(int one_node)
 
 static void mutex(void)
 {
-    enum { ROUNDS = 40 };
     pa_smi_distribution d = {.layout = PA_SMI_UNDIVIDED, .owner = np - 1, .flags = flags};
     pa_smi_region *r;
     pa_smi_mutex *m;
     OK(pa_smi_create(MPI_COMM_WORLD, 2, PA_SMI_INT64, &d, &r));
     OK(pa_smi_mutex_create(MPI_COMM_WORLD, &m));
-    for (int k = 0; k < ROUNDS; k++) {
+    for (int k = 0; k < rounds; k++) {
         OK(pa_smi_mutex_lock(m));
         OK(pa_smi_fence(r));
         int64_t one = 1, inside, count;
@@ -356,8 +366,8 @@ static void mutex(void)
     OK(pa_smi_barrier(r));
     int64_t count;
     OK(pa_smi_get(r, 0, &count));
-    CHECK(count == (int64_t)ROUNDS * np, "counter %lld, not %d: an update was lost",
-          (long long)count, ROUNDS * np);
+    CHECK(count == (int64_t)rounds * np, "counter %lld, not %d: an update was lost",
+          (long long)count, rounds * np);
     OK(pa_smi_mutex_free(&m));
     OK(pa_smi_free(&r));
 }
@@ -462,12 +472,16 @@ int main(int argc, char **argv)
     for (int k = 1; k < argc; k++) {
         if (!strcmp(argv[k], "rma"))
             flags |= PA_SMI_RMA_ONLY;
+        else if (!strncmp(argv[k], "n=", 2))
+            size = atoll(argv[k] + 2);
+        else if (!strncmp(argv[k], "rounds=", 7))
+            rounds = atoi(argv[k] + 7);
         else
             mode = argv[k];
     }
-    if (np > 64) {
+    if (np > 64 || (size && size < 8) || rounds < 1) {
         if (rank == 0)
-            fprintf(stderr, "pa-smi-exact: at most 64 processes\n");
+            fprintf(stderr, "pa-smi-exact: at most 64 processes, n=8 or more, rounds=1 or more\n");
         MPI_Finalize();
         return 2;
     }
@@ -475,11 +489,13 @@ int main(int argc, char **argv)
     int node_size;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
     MPI_Comm_size(node, &node_size);
-    int one_node = node_size == np;
+    int one_node = node_size == np, leader = rank;
+    MPI_Bcast(&leader, 1, MPI_INT, 0, node);
+    MPI_Allgather(&leader, 1, MPI_INT, node_of, 1, MPI_INT, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &one_node, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Comm_free(&node);
     if (!strcmp(mode, "operations"))
-        operations(one_node);
+        operations();
     else if (!strcmp(mode, "mutex"))
         mutex();
     else if (!strcmp(mode, "bad"))
