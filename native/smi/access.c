@@ -40,11 +40,12 @@ static int piece(pa_smi_region *r, direction d, int p, int64_t lo, int count, vo
     return 1;
 }
 
-/* A block by pieces, one flush at the end (of the one target, or of all). */
-static int transfer(pa_smi_region *r, direction d, int64_t lo, int64_t count, void *buffer,
-                    pa_smi_op op, int64_t *others, const char *call)
+/* A block by pieces, issued; *remote counts the pieces that went through RMA and *target is
+ * their one target (-2: several). */
+static int issue(pa_smi_region *r, direction d, int64_t lo, int64_t count, void *buffer,
+                 pa_smi_op op, int64_t *others, int *remote, int *target, const char *call)
 {
-    int rc = MPI_SUCCESS, remote = 0, target = -1;
+    int rc = MPI_SUCCESS;
     char *at = buffer;
     while (count > 0 && rc == MPI_SUCCESS) {
         int p = pa_smi_owner_of(r, lo);
@@ -52,22 +53,43 @@ static int transfer(pa_smi_region *r, direction d, int64_t lo, int64_t count, vo
         n = n < count ? n : count;
         n = n < INT_MAX ? n : INT_MAX;
         if (piece(r, d, p, lo, (int)n, at, op, &rc))
-            target = remote++ ? -2 : p;
+            *target = (*remote)++ && *target != p ? -2 : p;
         if (others && p != r->rank)
             ++*others;
         lo += n, count -= n, at += (size_t)n * r->size;
     }
-    if (rc != MPI_SUCCESS)
-        return pa_smi_mpi(rc, call, d == GET ? "MPI_Get" : d == PUT ? "MPI_Put" : "MPI_Accumulate");
-    if (remote)
-        rc = target >= 0 ? MPI_Win_flush(target, r->rma) : MPI_Win_flush_all(r->rma);
+    return pa_smi_mpi(rc, call, d == GET ? "MPI_Get" : d == PUT ? "MPI_Put" : "MPI_Accumulate");
+}
+
+/* The issued pieces complete at their targets (one flush). */
+static int complete(pa_smi_region *r, int remote, int target, const char *call)
+{
+    if (!remote)
+        return PA_SMI_OK;
+    int rc = target >= 0 ? MPI_Win_flush(target, r->rma) : MPI_Win_flush_all(r->rma);
     return pa_smi_mpi(rc, call, "MPI_Win_flush");
 }
 
-int pa_smi_fetch(pa_smi_region *r, int64_t lo, int64_t count, void *buffer, int64_t *others,
-                 const char *call)
+static int transfer(pa_smi_region *r, direction d, int64_t lo, int64_t count, void *buffer,
+                    pa_smi_op op, int64_t *others, const char *call)
 {
-    return transfer(r, GET, lo, count, buffer, PA_SMI_SUM, others, call);
+    int remote = 0, target = -1;
+    int status = issue(r, d, lo, count, buffer, op, others, &remote, &target, call);
+    int completed = complete(r, remote, target, call);
+    return status ? status : completed;
+}
+
+int pa_smi_fetch(pa_smi_region *r, int count, const int64_t *lo, const int64_t *hi, char *buffer,
+                 int64_t *others, const char *call)
+{
+    int remote = 0, target = -1, status = PA_SMI_OK;
+    for (int k = 0; k < count && !status; k++) {
+        status = issue(r, GET, lo[k], hi[k] - lo[k], buffer, PA_SMI_SUM, others, &remote,
+                       &target, call);
+        buffer += (size_t)(hi[k] - lo[k]) * r->size;
+    }
+    int completed = complete(r, remote, target, call);
+    return status ? status : completed;
 }
 
 static int op_check(pa_smi_op op, const char *call)

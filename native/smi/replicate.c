@@ -100,13 +100,10 @@ int pa_smi_replicate(pa_smi_region *region, int count, const int64_t *lo, const 
         if (bytes)
             memset(r->copy, 0, bytes);
     } else {
-        for (int k = 0; k < count; k++) {
-            status = pa_smi_fetch(r, r->range_lo[k], r->range_hi[k] - r->range_lo[k],
-                                  r->copy + (size_t)r->range_at[k] * r->size,
-                                  &r->counts.transfers, call);
-            if (status)
-                return status;
-        }
+        status = pa_smi_fetch(r, count, r->range_lo, r->range_hi, r->copy, &r->counts.transfers,
+                              call);
+        if (status)
+            return status;
     }
     r->replicated = 1;
     return PA_SMI_OK;

@@ -52,9 +52,10 @@ int pa_smi_check_block(const pa_smi_region *r, int64_t lo, int64_t count, const 
 const char *pa_smi_type_name(pa_smi_type type);
 int pa_smi_op_valid(pa_smi_op op);
 
-/* Block get of lo .. lo + count - 1 into buffer by pieces (a memcpy where loads reach, else one
- * MPI_Get), then one flush; *others: the pieces that came from other processes. */
-int pa_smi_fetch(pa_smi_region *r, int64_t lo, int64_t count, void *buffer, int64_t *others,
-                 const char *call);
+/* The ranges lo[k] .. hi[k] - 1 one after the other into buffer, by pieces (a memcpy where
+ * loads reach, else one MPI_Get), all issued before one flush; *others counts the pieces that
+ * came from other processes. */
+int pa_smi_fetch(pa_smi_region *r, int count, const int64_t *lo, const int64_t *hi, char *buffer,
+                 int64_t *others, const char *call);
 
 #endif
