@@ -139,3 +139,9 @@ def test_across_hosts_other_nodes_go_through_rma(two_hosts, path):
     for mode in ("operations", "mutex", "bad"):
         line = passed(exact([*mpirun(4), *two_hosts], *words, mode, "n=10", "rounds=4"), mode, 4)
         assert "several nodes" in line
+
+
+def test_the_guide_shows_the_example_program_itself():
+    guide = (ROOT / "docs" / "guide" / "smi.md").read_text()
+    source = (ROOT / "native" / "smi" / "example" / "smi_example.c").read_text()
+    assert f"```c\n{source}```" in guide

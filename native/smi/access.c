@@ -8,11 +8,16 @@
 
 #include "smi_internal.h"
 
-static const MPI_Op mpi_ops[] = {
-    [PA_SMI_SUM] = MPI_SUM, [PA_SMI_MAX] = MPI_MAX, [PA_SMI_MIN] = MPI_MIN,
-    [PA_SMI_REPLACE] = MPI_REPLACE};
+static const MPI_Op mpi_ops[] = {[PA_SMI_SUM] = MPI_SUM,
+                                 [PA_SMI_MAX] = MPI_MAX,
+                                 [PA_SMI_MIN] = MPI_MIN,
+                                 [PA_SMI_REPLACE] = MPI_REPLACE};
 
-typedef enum { GET, PUT, ACCUMULATE } direction;
+typedef enum {
+    GET,
+    PUT,
+    ACCUMULATE
+} direction;
 
 /* One piece lo .. lo + count - 1 inside process p's part. Returns 1 when it went through RMA. */
 static int piece(pa_smi_region *r, direction d, int p, int64_t lo, int count, void *buffer,
@@ -84,8 +89,8 @@ int pa_smi_fetch(pa_smi_region *r, int count, const int64_t *lo, const int64_t *
 {
     int remote = 0, target = -1, status = PA_SMI_OK;
     for (int k = 0; k < count && !status; k++) {
-        status = issue(r, GET, lo[k], hi[k] - lo[k], buffer, PA_SMI_SUM, others, &remote,
-                       &target, call);
+        status =
+            issue(r, GET, lo[k], hi[k] - lo[k], buffer, PA_SMI_SUM, others, &remote, &target, call);
         buffer += (size_t)(hi[k] - lo[k]) * r->size;
     }
     int completed = complete(r, remote, target, call);

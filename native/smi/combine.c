@@ -9,23 +9,23 @@
 
 #include "smi_internal.h"
 
-#define APPLY(T)                                                                                   \
-    do {                                                                                           \
-        T *a = inout;                                                                              \
-        const T *b = in;                                                                           \
-        switch (op) {                                                                              \
-        case PA_SMI_SUM:                                                                           \
-            *a += *b;                                                                              \
-            break;                                                                                 \
-        case PA_SMI_MAX:                                                                           \
-            *a = *a < *b ? *b : *a;                                                                \
-            break;                                                                                 \
-        case PA_SMI_MIN:                                                                           \
-            *a = *b < *a ? *b : *a;                                                                \
-            break;                                                                                 \
-        default:                                                                                   \
-            *a = *b;                                                                               \
-        }                                                                                          \
+#define APPLY(T)                    \
+    do {                            \
+        T *a = inout;               \
+        const T *b = in;            \
+        switch (op) {               \
+        case PA_SMI_SUM:            \
+            *a += *b;               \
+            break;                  \
+        case PA_SMI_MAX:            \
+            *a = *a < *b ? *b : *a; \
+            break;                  \
+        case PA_SMI_MIN:            \
+            *a = *b < *a ? *b : *a; \
+            break;                  \
+        default:                    \
+            *a = *b;                \
+        }                           \
     } while (0)
 
 static void apply(pa_smi_type type, pa_smi_op op, void *inout, const void *in)
@@ -144,9 +144,9 @@ static int combine(pa_smi_region *r, const combiner *c, pa_smi_type type)
         failed = in_counts[p] < 0 && failed < 0 ? p : failed;
     if (status || failed >= 0) {
         free(counts), free(records);
-        return status ? status
-                      : pa_smi_fail(PA_SMI_ERR_REMOTE, call, "the call failed on process %d",
-                                    failed);
+        return status
+                   ? status
+                   : pa_smi_fail(PA_SMI_ERR_REMOTE, call, "the call failed on process %d", failed);
     }
     size_t size = record_size(r);
     int received = 0;
@@ -160,14 +160,13 @@ static int combine(pa_smi_region *r, const combiner *c, pa_smi_type type)
     if (!all_ok) {
         free(counts), free(records), free(incoming);
         return ok ? pa_smi_fail(PA_SMI_ERR_REMOTE, call, "another process ran out of memory")
-                  : pa_smi_fail(PA_SMI_ERR_MEMORY, call, "out of memory for %d records",
-                                received);
+                  : pa_smi_fail(PA_SMI_ERR_MEMORY, call, "out of memory for %d records", received);
     }
     MPI_Datatype record;
     MPI_Type_contiguous((int)size, MPI_BYTE, &record);
     MPI_Type_commit(&record);
-    int rc = MPI_Alltoallv(records, counts, displs, record, incoming, in_counts, in_displs,
-                           record, r->comm);
+    int rc = MPI_Alltoallv(records, counts, displs, record, incoming, in_counts, in_displs, record,
+                           r->comm);
     MPI_Type_free(&record);
     if (rc == MPI_SUCCESS) {
         for (int p = 0; p < np; p++)

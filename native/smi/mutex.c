@@ -15,7 +15,10 @@ struct pa_smi_mutex {
     int held;
 };
 
-enum { NEXT = 0, SERVED = 1 };
+enum {
+    NEXT = 0,
+    SERVED = 1
+};
 
 int pa_smi_mutex_create(MPI_Comm comm, pa_smi_mutex **mutex)
 {

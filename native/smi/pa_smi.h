@@ -27,7 +27,12 @@ typedef enum {
     PA_SMI_ERR_REMOTE    /* a collective call failed on another process */
 } pa_smi_status;
 
-typedef enum { PA_SMI_DOUBLE, PA_SMI_FLOAT, PA_SMI_INT32, PA_SMI_INT64 } pa_smi_type;
+typedef enum {
+    PA_SMI_DOUBLE,
+    PA_SMI_FLOAT,
+    PA_SMI_INT32,
+    PA_SMI_INT64
+} pa_smi_type;
 
 /* How the elements are divided among the processes of the region's communicator. */
 typedef enum {
@@ -46,7 +51,12 @@ typedef struct {
 /* Every access to another process through RMA, even on one node (the network path, measured). */
 #define PA_SMI_RMA_ONLY 1u
 
-typedef enum { PA_SMI_SUM, PA_SMI_MAX, PA_SMI_MIN, PA_SMI_REPLACE } pa_smi_op;
+typedef enum {
+    PA_SMI_SUM,
+    PA_SMI_MAX,
+    PA_SMI_MIN,
+    PA_SMI_REPLACE
+} pa_smi_op;
 
 /* A user's combine: inout[k] = f(inout[k], in[k]) for k < count. */
 typedef void (*pa_smi_function)(void *inout, const void *in, int64_t count);
@@ -87,8 +97,7 @@ void *pa_smi_local(const pa_smi_region *region);
 void *pa_smi_span(const pa_smi_region *region, int64_t lo, int64_t hi);
 /* The loop-splitting helper: this process's share lo .. hi - 1 of the index range
  * begin .. end - 1, the elements of it that the process owns (owner computes). */
-int pa_smi_split(const pa_smi_region *region, int64_t begin, int64_t end, int64_t *lo,
-                 int64_t *hi);
+int pa_smi_split(const pa_smi_region *region, int64_t begin, int64_t end, int64_t *lo, int64_t *hi);
 int pa_smi_counts_of(const pa_smi_region *region, pa_smi_counts *counts);
 
 /* -- access (complete at the target on return; visible to others after pa_smi_barrier) ------- */
@@ -122,7 +131,7 @@ int pa_smi_mutex_free(pa_smi_mutex **mutex);
 /* How a copy starts: the region's values (fetched with block transfers: a memcpy from own and
  * same-node parts, one MPI_Get per piece of another process's part) or zero bits. */
 #define PA_SMI_FETCH 0u
-#define PA_SMI_ZERO 1u
+#define PA_SMI_ZERO  1u
 
 /* Local: switch to replicated mode with a private copy of the `count` element ranges
  * lo[k] .. hi[k] - 1 (increasing, disjoint; count 0: the whole region), laid out one after the

@@ -61,8 +61,10 @@ static int distribute(pa_smi_region *r, const pa_smi_distribution *d)
         return PA_SMI_OK;
     }
     if (layout != PA_SMI_PARTITION)
-        return pa_smi_fail(PA_SMI_ERR_ARGUMENT, call, "the layout %d is not one of "
-                           "PA_SMI_BLOCKED, PA_SMI_PARTITION, PA_SMI_UNDIVIDED", (int)layout);
+        return pa_smi_fail(PA_SMI_ERR_ARGUMENT, call,
+                           "the layout %d is not one of "
+                           "PA_SMI_BLOCKED, PA_SMI_PARTITION, PA_SMI_UNDIVIDED",
+                           (int)layout);
     if (!d->first)
         return pa_smi_fail(PA_SMI_ERR_ARGUMENT, call, "PA_SMI_PARTITION needs first[]");
     if (d->first[0] != 0 || d->first[np] != r->n)
@@ -129,8 +131,8 @@ static int node_windows(pa_smi_region *r, MPI_Aint bytes)
     if (rc != MPI_SUCCESS)
         return pa_smi_mpi(rc, call, "MPI_Comm_split_type");
     MPI_Comm_set_errhandler(r->node, MPI_ERRORS_RETURN);
-    rc = MPI_Win_allocate_shared(bytes, (int)r->size, MPI_INFO_NULL, r->node, &r->local,
-                                 &r->shared);
+    rc =
+        MPI_Win_allocate_shared(bytes, (int)r->size, MPI_INFO_NULL, r->node, &r->local, &r->shared);
     if (rc != MPI_SUCCESS) {
         r->shared = MPI_WIN_NULL;
         return pa_smi_mpi(rc, call, "MPI_Win_allocate_shared");
@@ -194,8 +196,10 @@ int pa_smi_create(MPI_Comm comm, int64_t n, pa_smi_type type,
     if (!r->first || !r->direct)
         status = pa_smi_fail(PA_SMI_ERR_MEMORY, call, "out of memory for the distribution");
     else if (!type_valid(type))
-        status = pa_smi_fail(PA_SMI_ERR_ARGUMENT, call, "the element type %d is not one of "
-                             "PA_SMI_DOUBLE, PA_SMI_FLOAT, PA_SMI_INT32, PA_SMI_INT64", (int)type);
+        status = pa_smi_fail(PA_SMI_ERR_ARGUMENT, call,
+                             "the element type %d is not one of "
+                             "PA_SMI_DOUBLE, PA_SMI_FLOAT, PA_SMI_INT32, PA_SMI_INT64",
+                             (int)type);
     else if (n < 0)
         status = pa_smi_fail(PA_SMI_ERR_ARGUMENT, call, "the region's size %lld is negative",
                              (long long)n);
@@ -315,17 +319,16 @@ int pa_smi_range(const pa_smi_region *region, int p, int64_t *lo, int64_t *hi)
     if (!region || !lo || !hi)
         return pa_smi_fail(PA_SMI_ERR_ARGUMENT, call, "the region, lo or hi is NULL");
     if (p < 0 || p >= region->np)
-        return pa_smi_fail(PA_SMI_ERR_RANGE, call, "process %d is not one of the region's %d",
-                           p, region->np);
+        return pa_smi_fail(PA_SMI_ERR_RANGE, call, "process %d is not one of the region's %d", p,
+                           region->np);
     *lo = region->first[p], *hi = region->first[p + 1];
     return PA_SMI_OK;
 }
 
 void *pa_smi_local(const pa_smi_region *region)
 {
-    return region && region->first[region->rank + 1] > region->first[region->rank]
-               ? region->local
-               : NULL;
+    return region && region->first[region->rank + 1] > region->first[region->rank] ? region->local
+                                                                                   : NULL;
 }
 
 void *pa_smi_span(const pa_smi_region *region, int64_t lo, int64_t hi)
@@ -348,8 +351,7 @@ void *pa_smi_span(const pa_smi_region *region, int64_t lo, int64_t hi)
     return start;
 }
 
-int pa_smi_split(const pa_smi_region *region, int64_t begin, int64_t end, int64_t *lo,
-                 int64_t *hi)
+int pa_smi_split(const pa_smi_region *region, int64_t begin, int64_t end, int64_t *lo, int64_t *hi)
 {
     static const char call[] = "pa_smi_split";
     if (!region || !lo || !hi)

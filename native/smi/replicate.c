@@ -82,8 +82,10 @@ int pa_smi_replicate(pa_smi_region *region, int count, const int64_t *lo, const 
     if (bytes > r->copy_bytes) {
         char *copy = realloc(r->copy, bytes);
         if (!copy)
-            return pa_smi_fail(PA_SMI_ERR_MEMORY, call, "out of memory for a copy of %lld "
-                               "elements", (long long)total);
+            return pa_smi_fail(PA_SMI_ERR_MEMORY, call,
+                               "out of memory for a copy of %lld "
+                               "elements",
+                               (long long)total);
         r->copy = copy, r->copy_bytes = bytes;
     }
     if (words > r->bits_words) {
@@ -100,8 +102,8 @@ int pa_smi_replicate(pa_smi_region *region, int count, const int64_t *lo, const 
         if (bytes)
             memset(r->copy, 0, bytes);
     } else {
-        status = pa_smi_fetch(r, count, r->range_lo, r->range_hi, r->copy, &r->counts.transfers,
-                              call);
+        status =
+            pa_smi_fetch(r, count, r->range_lo, r->range_hi, r->copy, &r->counts.transfers, call);
         if (status)
             return status;
     }

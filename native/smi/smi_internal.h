@@ -15,9 +15,9 @@ struct pa_smi_region {
     MPI_Datatype mpi_type;
     int64_t *first; /* np + 1: process p owns first[p] .. first[p + 1] - 1 */
     int blocked;
-    char *local;   /* my part */
-    char **direct; /* np: process p's part where loads and stores reach it, else NULL */
-    MPI_Comm node; /* the processes sharing memory with me (MPI_COMM_NULL: RMA only) */
+    char *local;    /* my part */
+    char **direct;  /* np: process p's part where loads and stores reach it, else NULL */
+    MPI_Comm node;  /* the processes sharing memory with me (MPI_COMM_NULL: RMA only) */
     MPI_Win shared; /* MPI_Win_allocate_shared over node, or MPI_WIN_NULL */
     MPI_Win rma;    /* over comm, for RMA: the shared window itself when comm is one node */
     pa_smi_counts counts;

@@ -14,7 +14,8 @@ int pa_spmv_region(const pa_block *b, unsigned flags, pa_smi_region **region, co
     static char failure[1024];
     pa_smi_distribution blocked = {.layout = PA_SMI_BLOCKED, .flags = flags};
     if (pa_smi_create(MPI_COMM_WORLD, b->n, PA_SMI_DOUBLE, &blocked, region)) {
-        snprintf(failure, sizeof failure, "this MPI cannot create a libpa-smi region across these "
+        snprintf(failure, sizeof failure,
+                 "this MPI cannot create a libpa-smi region across these "
                  "ranks (%s); " OSC_HINT "%s",
                  pa_smi_error(), flags & PA_SMI_RMA_ONLY ? "" : ", osc sm for the node's part");
         *why = failure;
@@ -59,10 +60,10 @@ int pa_open_window(MPI_Aint count, double **base, MPI_Win *window, const char **
         MPI_Error_string(rc, text, &length);
     else
         MPI_Win_free(window);
-    snprintf(failure, sizeof failure,
-             "this MPI cannot create an RMA window across these ranks (MPI_Win_allocate: %s); "
-             OSC_HINT,
-             text);
+    snprintf(
+        failure, sizeof failure,
+        "this MPI cannot create an RMA window across these ranks (MPI_Win_allocate: %s); " OSC_HINT,
+        text);
     *why = failure;
     *window = MPI_WIN_NULL;
     return -1;

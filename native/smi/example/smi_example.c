@@ -14,15 +14,18 @@
 
 #include "pa_smi.h"
 
-#define TRY(call)                                                                                  \
-    do {                                                                                           \
-        if ((call) != PA_SMI_OK) {                                                                 \
-            fprintf(stderr, "pa-smi-example: %s\n", pa_smi_error());                               \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
-        }                                                                                          \
+#define TRY(call)                                                    \
+    do {                                                             \
+        if ((call) != PA_SMI_OK) {                                   \
+            fprintf(stderr, "pa-smi-example: %s\n", pa_smi_error()); \
+            MPI_Abort(MPI_COMM_WORLD, 1);                            \
+        }                                                            \
     } while (0)
 
-enum { N = 1000, BINS = 10 };
+enum {
+    N = 1000,
+    BINS = 10
+};
 
 int main(int argc, char **argv)
 {

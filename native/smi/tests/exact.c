@@ -24,15 +24,15 @@ static int rank, np, checks, rounds = 40;
 static int64_t size;
 static unsigned flags;
 
-#define CHECK(condition, ...)                                                                      \
-    do {                                                                                           \
-        checks++;                                                                                  \
-        if (!(condition)) {                                                                        \
-            fprintf(stderr, "pa-smi-exact: rank %d, line %d: ", rank, __LINE__);                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, " (%s)\n", pa_smi_error());                                           \
-            MPI_Abort(MPI_COMM_WORLD, 3);                                                          \
-        }                                                                                          \
+#define CHECK(condition, ...)                                                    \
+    do {                                                                         \
+        checks++;                                                                \
+        if (!(condition)) {                                                      \
+            fprintf(stderr, "pa-smi-exact: rank %d, line %d: ", rank, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                                        \
+            fprintf(stderr, " (%s)\n", pa_smi_error());                          \
+            MPI_Abort(MPI_COMM_WORLD, 3);                                        \
+        }                                                                        \
     } while (0)
 #define OK(call) CHECK((call) == PA_SMI_OK, "%s failed", #call)
 
@@ -218,7 +218,7 @@ static int64_t combined(pa_smi_op op, int user, int (*touches)(int, int64_t), in
         if (!touches(p, i))
             continue;
         int64_t w = written(p, i);
-        v = user ? 3 * v + w
+        v = user               ? 3 * v + w
             : op == PA_SMI_SUM ? v + w
             : op == PA_SMI_MAX ? (v > w ? v : w)
             : op == PA_SMI_MIN ? (v < w ? v : w)
@@ -373,14 +373,14 @@ static void mutex(void)
 }
 
 /* A bad call: its code, and the message names the call and says `words`. */
-#define BAD(call, code, words)                                                                     \
-    do {                                                                                           \
-        int status_ = (call);                                                                      \
-        CHECK(status_ == (code), "%s returned %d, not %s", #call, status_, #code);                 \
-        CHECK(strstr(pa_smi_error(), words) != NULL, "%s said '%s', not '%s'", #call,              \
-              pa_smi_error(), words);                                                              \
-        if (rank == 0)                                                                             \
-            printf("pa-smi-exact: said: %s\n", pa_smi_error());                                    \
+#define BAD(call, code, words)                                                        \
+    do {                                                                              \
+        int status_ = (call);                                                         \
+        CHECK(status_ == (code), "%s returned %d, not %s", #call, status_, #code);    \
+        CHECK(strstr(pa_smi_error(), words) != NULL, "%s said '%s', not '%s'", #call, \
+              pa_smi_error(), words);                                                 \
+        if (rank == 0)                                                                \
+            printf("pa-smi-exact: said: %s\n", pa_smi_error());                       \
     } while (0)
 
 static void bad(void)
@@ -415,7 +415,9 @@ static void bad(void)
     CHECK(r != NULL, "a refused free keeps the region");
     /* Only process 0 errs: the others hear of it, and nothing changes. */
     int status = pa_smi_combine(r, PA_SMI_SUM, rank == 0 ? PA_SMI_FLOAT : PA_SMI_INT64);
-    CHECK(status == (rank == 0 ? PA_SMI_ERR_TYPE : np > 1 ? PA_SMI_ERR_REMOTE : PA_SMI_ERR_TYPE),
+    CHECK(status == (rank == 0 ? PA_SMI_ERR_TYPE
+                     : np > 1  ? PA_SMI_ERR_REMOTE
+                               : PA_SMI_ERR_TYPE),
           "a one-sided type mismatch returned %d", status);
     CHECK(pa_smi_copy(r) != NULL, "a failed combine keeps the copy");
     OK(pa_smi_release(r));
@@ -502,8 +504,7 @@ int main(int argc, char **argv)
         bad();
     else {
         if (rank == 0)
-            fprintf(stderr, "pa-smi-exact: mode '%s' is not one of operations, mutex, bad\n",
-                    mode);
+            fprintf(stderr, "pa-smi-exact: mode '%s' is not one of operations, mutex, bad\n", mode);
         MPI_Finalize();
         return 2;
     }
