@@ -40,15 +40,6 @@ def passed(done: subprocess.CompletedProcess, mode: str, np_: int) -> str:
     return line[0]
 
 
-@pytest.mark.parametrize("np_", [1, 2, 4])
-@pytest.mark.parametrize("path", ["node-aware", "rma"])
-@pytest.mark.parametrize("mode", ["operations", "mutex"])
-def test_every_operation_is_exact_and_the_mutex_excludes(np_, path, mode):
-    words = ["rma"] if path == "rma" else []
-    line = passed(exact(mpirun(np_), *words, mode), mode, np_)
-    assert ("rma only" if path == "rma" else "node-aware") in line
-
-
 # The sentences of the bad calls, as pa-smi-exact's rank 0 prints them.
 SAID = [
     "pa_smi_get: element 10 is outside the region of 10 elements",
@@ -63,19 +54,27 @@ SAID = [
 ]
 
 
-@pytest.mark.parametrize("np_", [1, 2, 4])
-def test_bad_calls_return_their_code_and_name_the_call(np_):
-    done = exact(mpirun(np_), "bad")
-    passed(done, "bad", np_)
+def all_passed(done: subprocess.CompletedProcess, np_: int) -> str:
+    """Operations, mutex and bad calls passed; each bad call's sentence said."""
+    line = passed(done, "all", np_)
     said = {line.removeprefix("pa-smi-exact: said: ") for line in done.stdout.splitlines()}
     for sentence in SAID:
         assert sentence.format(np=np_) in said, done.stdout
+    return line
+
+
+@pytest.mark.parametrize("np_", [1, 2, 4])
+@pytest.mark.parametrize("path", ["node-aware", "rma"])
+def test_every_operation_is_exact_the_mutex_excludes_and_bad_calls_say_so(np_, path):
+    words = ["rma"] if path == "rma" else []
+    line = all_passed(exact(mpirun(np_), *words), np_)
+    assert ("rma only" if path == "rma" else "node-aware") in line
 
 
 def test_an_unknown_mode_is_one_sentence_and_status_2():
     done = exact(mpirun(1), "combine")
     assert done.returncode == 2
-    assert "pa-smi-exact: mode 'combine' is not one of operations, mutex, bad" in done.stderr
+    assert "pa-smi-exact: mode 'combine' is not one of all, operations, mutex, bad" in done.stderr
 
 
 def mpicc() -> str:
@@ -130,15 +129,12 @@ def two_hosts(tmp_path_factory):
             subprocess.run([str(TOOL), "down", str(folder)], capture_output=True, timeout=120)
 
 
-@pytest.mark.parametrize("path", ["node-aware", "rma"])
-def test_across_hosts_other_nodes_go_through_rma(two_hosts, path):
-    """Four processes, two per host: each host's pair by loads and stores (node-aware), the other
-    host by RMA; pa-smi-exact checks which path each part took. Small sizes: every element
-    operation crosses TCP."""
-    words = ["rma"] if path == "rma" else []
-    for mode in ("operations", "mutex", "bad"):
-        line = passed(exact([*mpirun(4), *two_hosts], *words, mode, "n=10", "rounds=4"), mode, 4)
-        assert "several nodes" in line
+def test_across_hosts_other_nodes_go_through_rma(two_hosts):
+    """Four node-aware processes, two per host: each host's pair by loads and stores, the other
+    host by RMA; pa-smi-exact checks which path each part took. Small sizes (n=10, 4 critical
+    sections each): every element operation crosses TCP."""
+    line = all_passed(exact([*mpirun(4), *two_hosts], "n=10", "rounds=4"), 4)
+    assert "node-aware" in line and "several nodes" in line
 
 
 def test_the_guide_shows_the_example_program_itself():

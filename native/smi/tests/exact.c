@@ -7,6 +7,7 @@
  *                                   user function) with overlapping and disjoint touches
  *   pa-smi-exact [rma] mutex        a read-modify-write counter under the mutex: no update lost
  *   pa-smi-exact [rma] bad          every bad call returns its code and names the call
+ *   pa-smi-exact [rma] [all]        the three in one run
  *
  * n=N sets the size of the operations' regions (default 13 np + 9, at least 8), rounds=R the
  * critical sections per process of the mutex test (default 40): slow links take fewer.
@@ -470,7 +471,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    const char *mode = "operations";
+    const char *mode = "all";
     for (int k = 1; k < argc; k++) {
         if (!strcmp(argv[k], "rma"))
             flags |= PA_SMI_RMA_ONLY;
@@ -496,18 +497,20 @@ int main(int argc, char **argv)
     MPI_Allgather(&leader, 1, MPI_INT, node_of, 1, MPI_INT, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &one_node, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Comm_free(&node);
-    if (!strcmp(mode, "operations"))
-        operations();
-    else if (!strcmp(mode, "mutex"))
-        mutex();
-    else if (!strcmp(mode, "bad"))
-        bad();
-    else {
+    int all = !strcmp(mode, "all");
+    if (!all && strcmp(mode, "operations") && strcmp(mode, "mutex") && strcmp(mode, "bad")) {
         if (rank == 0)
-            fprintf(stderr, "pa-smi-exact: mode '%s' is not one of operations, mutex, bad\n", mode);
+            fprintf(stderr, "pa-smi-exact: mode '%s' is not one of all, operations, mutex, bad\n",
+                    mode);
         MPI_Finalize();
         return 2;
     }
+    if (all || !strcmp(mode, "operations"))
+        operations();
+    if (all || !strcmp(mode, "mutex"))
+        mutex();
+    if (all || !strcmp(mode, "bad"))
+        bad();
     int total = 0;
     MPI_Reduce(&checks, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
