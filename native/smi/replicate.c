@@ -1,24 +1,11 @@
 /* Replication: a private copy of element ranges, fetched with block transfers or started at
- * zero, the elements written in it tracked sparsely (a bit per element against a second touch,
- * a list of the touched elements in the order of first touch, so that combine visits only
- * those), and the switch back without combining. */
+ * zero, the elements written in it tracked in a bitmap (one bit per element of the copy; combine
+ * skips untouched words 64 elements at a time and sends touched runs), and the switch back
+ * without combining. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "smi_internal.h"
-
-/* Grow *array (of `size`-byte items) to at least `needed` items. */
-static int reserve(void **array, size_t size, int64_t *capacity, int64_t needed)
-{
-    if (needed <= *capacity)
-        return 0;
-    int64_t grown = *capacity * 2 > needed ? *capacity * 2 : needed;
-    void *bigger = realloc(*array, (size_t)grown * size);
-    if (!bigger)
-        return -1;
-    *array = bigger, *capacity = grown;
-    return 0;
-}
 
 static int check_ranges(const pa_smi_region *r, int count, const int64_t *lo, const int64_t *hi,
                         unsigned start)
@@ -96,7 +83,6 @@ int pa_smi_replicate(pa_smi_region *region, int count, const int64_t *lo, const 
     }
     if (words)
         memset(r->touched_bits, 0, words * sizeof(uint64_t));
-    r->ntouched = 0;
     r->copy_count = total;
     if (start == PA_SMI_ZERO) {
         if (bytes)
@@ -148,15 +134,11 @@ int pa_smi_touch_range(pa_smi_region *region, int64_t lo, int64_t hi)
         return pa_smi_fail(PA_SMI_ERR_RANGE, call,
                            "elements %lld .. %lld are not one piece of the replicated copy",
                            (long long)lo, (long long)hi - 1);
-    if (reserve((void **)&r->touched, sizeof(int64_t), &r->touched_capacity,
-                r->ntouched + (hi - lo)))
-        return pa_smi_fail(PA_SMI_ERR_MEMORY, call, "out of memory for the touched list");
-    for (int64_t i = lo; i < hi; i++, at++) {
-        uint64_t bit = UINT64_C(1) << (at & 63), *word = &r->touched_bits[at >> 6];
-        if (!(*word & bit)) {
-            *word |= bit;
-            r->touched[r->ntouched++] = i;
-        }
+    for (int64_t end = at + hi - lo; at < end;) { /* bits at .. end - 1, whole words at once */
+        int64_t word = at >> 6, bit = at & 63, take = 64 - bit < end - at ? 64 - bit : end - at;
+        uint64_t mask = take == 64 ? ~UINT64_C(0) : ((UINT64_C(1) << take) - 1) << bit;
+        r->touched_bits[word] |= mask;
+        at += take;
     }
     return PA_SMI_OK;
 }

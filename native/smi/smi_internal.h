@@ -28,10 +28,8 @@ struct pa_smi_region {
     int64_t copy_count;
     char *copy;
     size_t copy_bytes;
-    uint64_t *touched_bits; /* one bit per element of the copy */
+    uint64_t *touched_bits; /* one bit per element of the copy: written (pa_smi_touch) */
     size_t bits_words;
-    int64_t *touched; /* the touched elements (global indices), in the order of first touch */
-    int64_t ntouched, touched_capacity;
 };
 
 /* Sets this thread's message "CALL: ..." and returns `code`. */

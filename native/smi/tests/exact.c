@@ -205,6 +205,26 @@ static void replication(pa_smi_region *r, int64_t n)
         CHECK(v[i] == base_of(i), "release changed element %lld", (long long)i);
     free(v);
     OK(pa_smi_barrier(r));
+
+    /* A partial copy combined: every process adds p + 1 to the elements of both ranges but the
+     * first of each (untouched: unchanged). */
+    OK(pa_smi_replicate(r, 2, lo, hi, PA_SMI_ZERO));
+    copy = pa_smi_copy(r);
+    for (int k = 0; k < 2; k++)
+        for (int64_t i = lo[k] + 1; i < hi[k]; i++) {
+            copy[pa_smi_copy_index(r, i)] = rank + 1;
+            OK(pa_smi_touch(r, i));
+        }
+    OK(pa_smi_combine(r, PA_SMI_SUM, PA_SMI_INT64));
+    OK(pa_smi_barrier(r));
+    v = all_of(r, n);
+    for (int64_t i = 0; i < n; i++) {
+        int touched = (i > lo[0] && i < hi[0]) || (i > lo[1] && i < hi[1]);
+        CHECK(v[i] == base_of(i) + touched * (int64_t)np * (np + 1) / 2,
+              "partial combine at %lld: %lld", (long long)i, (long long)v[i]);
+    }
+    free(v);
+    OK(pa_smi_barrier(r));
 }
 
 /* Process p touches element i when touches(p, i); the value it writes: p + 1 + i % 5. */
