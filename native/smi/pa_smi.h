@@ -148,7 +148,8 @@ int pa_smi_touch_range(pa_smi_region *region, int64_t lo, int64_t hi);
 int pa_smi_release(pa_smi_region *region);
 /* Collective: switch back combining the copies: for every touched element, in process order,
  * region[i] = op(region[i], copy[i]); untouched elements keep their value. Only touched
- * elements travel, each owner applying what it receives. `type` must be the region's.
+ * elements travel (one message per pair of processes), each owner applying what it receives.
+ * `type` must be the region's.
  * A process's own part holds the result on return; others see it after pa_smi_barrier. */
 int pa_smi_combine(pa_smi_region *region, pa_smi_op op, pa_smi_type type);
 int pa_smi_combine_function(pa_smi_region *region, pa_smi_function function, pa_smi_type type);
