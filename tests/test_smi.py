@@ -131,9 +131,9 @@ def two_hosts(tmp_path_factory):
 
 def test_across_hosts_other_nodes_go_through_rma(two_hosts):
     """Four node-aware processes, two per host: each host's pair by loads and stores, the other
-    host by RMA; pa-smi-exact checks which path each part took. Small sizes (n=8, 3 critical
+    host by RMA; pa-smi-exact checks which path each part took. Small sizes (n=9, 3 critical
     sections each): every element operation crosses TCP."""
-    line = all_passed(exact([*mpirun(4), *two_hosts], "n=8", "rounds=3"), 4)
+    line = all_passed(exact([*mpirun(4), *two_hosts], "n=9", "rounds=3"), 4)
     assert "node-aware" in line and "several nodes" in line
 
 

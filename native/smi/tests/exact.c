@@ -9,7 +9,7 @@
  *   pa-smi-exact [rma] bad          every bad call returns its code and names the call
  *   pa-smi-exact [rma] [all]        the three in one run
  *
- * n=N sets the size of the operations' regions (default 13 np + 9, at least 8), rounds=R the
+ * n=N sets the size of the operations' regions (default 13 np + 9, at least 9), rounds=R the
  * critical sections per process of the mutex test (default 40): slow links take fewer.
  *
  * Success: "pa-smi-exact: N checks passed (...)" from rank 0, exit 0. A failed check: one line
@@ -189,14 +189,14 @@ static void replication(pa_smi_region *r, int64_t n)
     OK(pa_smi_release(r));
     CHECK(pa_smi_copy(r) == NULL, "no copy after release");
 
-    int64_t lo[2] = {1, n - 5}, hi[2] = {4, n - 2};
+    int64_t lo[2] = {1, n - 5}, hi[2] = {3, n - 2}; /* n >= 9: a gap between them */
     OK(pa_smi_replicate(r, 2, lo, hi, PA_SMI_FETCH));
     copy = pa_smi_copy(r);
     for (int k = 0, at = 0; k < 2; k++)
         for (int64_t i = lo[k]; i < hi[k]; i++, at++)
             CHECK(copy[at] == base_of(i) && pa_smi_copy_index(r, i) == at, "partial %lld",
                   (long long)i);
-    CHECK(pa_smi_copy_index(r, 0) == -1 && pa_smi_copy_index(r, 4) == -1 &&
+    CHECK(pa_smi_copy_index(r, 0) == -1 && pa_smi_copy_index(r, 3) == -1 &&
               pa_smi_copy_index(r, n - 1) == -1,
           "elements outside the partial copy");
     OK(pa_smi_release(r));
@@ -502,9 +502,9 @@ int main(int argc, char **argv)
         else
             mode = argv[k];
     }
-    if (np > 64 || (size && size < 8) || rounds < 1) {
+    if (np > 64 || (size && size < 9) || rounds < 1) {
         if (rank == 0)
-            fprintf(stderr, "pa-smi-exact: at most 64 processes, n=8 or more, rounds=1 or more\n");
+            fprintf(stderr, "pa-smi-exact: at most 64 processes, n=9 or more, rounds=1 or more\n");
         MPI_Finalize();
         return 2;
     }
