@@ -40,7 +40,9 @@ def programs() -> list[Path]:
     if not bin_dir().is_dir():
         return []
     found = sorted(bin_dir().glob("pa-*"))
-    return [p for p in found if not p.name.startswith("pa-ipm-") and os.access(p, os.X_OK)]
+    # the MPI test programs of perfatlas-ipm and libpa-smi take no key=value parameters
+    libraries = ("pa-ipm-", "pa-smi-")
+    return [p for p in found if not p.name.startswith(libraries) and os.access(p, os.X_OK)]
 
 
 def parameter_table(program: Path) -> list[dict]:

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pa_smi.h"
 #include "sparse.h"
 
 /* This rank's rows in compressed sparse row form (global column indices, increasing within a
@@ -90,6 +91,14 @@ extern const pa_variant pa_write_element, pa_write_combine;
  * MPI cannot create one (Open MPI's osc/rdma over TCP). */
 int pa_open_window(MPI_Aint count, double **base, MPI_Win *window, const char **why);
 void pa_close_window(MPI_Win *window);
+
+/* x or y as a libpa-smi region of n doubles divided blocked like the rows (flags: 0 or
+ * PA_SMI_RMA_ONLY), collective. Returns 0, or -1 with a sentence in `why` when this MPI cannot
+ * create its windows (Open MPI's osc/rdma over TCP). */
+int pa_spmv_region(const pa_block *b, unsigned flags, pa_smi_region **region, const char **why);
+/* A libpa-smi call that cannot fail on valid arguments: its sentence and exit status 3 if it
+ * does. */
+void pa_spmv_smi(int status);
 
 /* Elapsed seconds since `start` (pa_ticks). */
 double pa_seconds_since(uint64_t start);

@@ -1,8 +1,40 @@
-/* Windows of doubles for passive-target one-sided access, and a timing shorthand. */
+/* Windows of doubles for passive-target one-sided access (the latency t_r), the libpa-smi
+ * regions of the remote variants, and a timing shorthand. */
 #include <stdio.h>
 
+#include "comm.h"
 #include "spmv.h"
 #include "timer.h"
+
+/* What to pass when Open MPI's default one-sided component cannot span these ranks. */
+#define OSC_HINT "with Open MPI over TCP pass --mca osc pt2pt (or ucx) in --mpirun-args"
+
+int pa_spmv_region(const pa_block *b, unsigned flags, pa_smi_region **region, const char **why)
+{
+    static char failure[1024];
+    pa_smi_distribution blocked = {.layout = PA_SMI_BLOCKED, .flags = flags};
+    if (pa_smi_create(MPI_COMM_WORLD, b->n, PA_SMI_DOUBLE, &blocked, region)) {
+        snprintf(failure, sizeof failure,
+                 "this MPI cannot create a libpa-smi region across these "
+                 "ranks (%s); " OSC_HINT "%s",
+                 pa_smi_error(), flags & PA_SMI_RMA_ONLY ? "" : ", osc sm for the node's part");
+        *why = failure;
+        *region = NULL;
+        return -1;
+    }
+    int64_t lo, hi;
+    pa_spmv_smi(pa_smi_range(*region, b->rank, &lo, &hi));
+    if (lo != b->lo || hi != b->lo + b->rows) /* both floor(p n / np) */
+        pa_comm_wrong("the region's block %lld .. %lld is not the rows' block %d .. %d",
+                      (long long)lo, (long long)hi - 1, b->lo, b->lo + b->rows - 1);
+    return 0;
+}
+
+void pa_spmv_smi(int status)
+{
+    if (status != PA_SMI_OK)
+        pa_comm_wrong("%s", pa_smi_error());
+}
 
 int pa_open_window(MPI_Aint count, double **base, MPI_Win *window, const char **why)
 {
@@ -28,10 +60,10 @@ int pa_open_window(MPI_Aint count, double **base, MPI_Win *window, const char **
         MPI_Error_string(rc, text, &length);
     else
         MPI_Win_free(window);
-    snprintf(failure, sizeof failure,
-             "this MPI cannot create an RMA window across these ranks (MPI_Win_allocate: %s); "
-             "with Open MPI over TCP pass --mca osc pt2pt (or ucx) in --mpirun-args",
-             text);
+    snprintf(
+        failure, sizeof failure,
+        "this MPI cannot create an RMA window across these ranks (MPI_Win_allocate: %s); " OSC_HINT,
+        text);
     *why = failure;
     *window = MPI_WIN_NULL;
     return -1;

@@ -1,0 +1,164 @@
+/* Replication: a private copy of element ranges, fetched with block transfers or started at
+ * zero, the elements written in it tracked in a bitmap (one bit per element of the copy; combine
+ * skips untouched words 64 elements at a time and sends touched runs), and the switch back
+ * without combining. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "smi_internal.h"
+
+static int check_ranges(const pa_smi_region *r, int count, const int64_t *lo, const int64_t *hi,
+                        unsigned start)
+{
+    static const char call[] = "pa_smi_replicate";
+    if (!r)
+        return pa_smi_fail(PA_SMI_ERR_ARGUMENT, call, "the region is NULL");
+    if (r->replicated)
+        return pa_smi_fail(PA_SMI_ERR_STATE, call,
+                           "the region is already replicated (pa_smi_release or pa_smi_combine "
+                           "switches it back first)");
+    if (start != PA_SMI_FETCH && start != PA_SMI_ZERO)
+        return pa_smi_fail(PA_SMI_ERR_ARGUMENT, call,
+                           "the start %u is not PA_SMI_FETCH or PA_SMI_ZERO", start);
+    if (count < 0 || (count > 0 && (!lo || !hi)))
+        return pa_smi_fail(PA_SMI_ERR_ARGUMENT, call,
+                           "%d ranges need lo[] and hi[] (count 0: the whole region)", count);
+    for (int k = 0; k < count; k++) {
+        if (lo[k] < 0 || hi[k] > r->n || lo[k] > hi[k])
+            return pa_smi_fail(PA_SMI_ERR_RANGE, call,
+                               "range %d (%lld .. %lld) is not within the region of %lld "
+                               "elements",
+                               k, (long long)lo[k], (long long)hi[k] - 1, (long long)r->n);
+        if (k > 0 && lo[k] < hi[k - 1])
+            return pa_smi_fail(PA_SMI_ERR_RANGE, call,
+                               "range %d starts at %lld, before range %d ends: the ranges must "
+                               "increase and not overlap",
+                               k, (long long)lo[k], k - 1);
+    }
+    return PA_SMI_OK;
+}
+
+int pa_smi_replicate(pa_smi_region *region, int count, const int64_t *lo, const int64_t *hi,
+                     unsigned start)
+{
+    static const char call[] = "pa_smi_replicate";
+    pa_smi_region *r = region;
+    int status = check_ranges(r, count, lo, hi, start);
+    if (status)
+        return status;
+    int64_t whole_lo = 0, whole_hi = r->n;
+    if (count == 0)
+        count = 1, lo = &whole_lo, hi = &whole_hi;
+    int64_t capacity = r->ranges_capacity;
+    if (count > capacity) {
+        free(r->range_lo), free(r->range_hi), free(r->range_at);
+        r->range_lo = malloc(sizeof(int64_t) * (size_t)count);
+        r->range_hi = malloc(sizeof(int64_t) * (size_t)count);
+        r->range_at = malloc(sizeof(int64_t) * (size_t)count);
+        r->ranges_capacity = r->range_lo && r->range_hi && r->range_at ? count : 0;
+        if (!r->ranges_capacity)
+            return pa_smi_fail(PA_SMI_ERR_MEMORY, call, "out of memory for %d ranges", count);
+    }
+    int64_t total = 0;
+    for (int k = 0; k < count; k++) {
+        r->range_lo[k] = lo[k], r->range_hi[k] = hi[k], r->range_at[k] = total;
+        total += hi[k] - lo[k];
+    }
+    r->nranges = count;
+    size_t bytes = (size_t)total * r->size, words = ((size_t)total + 63) / 64;
+    if (bytes > r->copy_bytes) {
+        char *copy = realloc(r->copy, bytes);
+        if (!copy)
+            return pa_smi_fail(PA_SMI_ERR_MEMORY, call,
+                               "out of memory for a copy of %lld "
+                               "elements",
+                               (long long)total);
+        r->copy = copy, r->copy_bytes = bytes;
+    }
+    if (words > r->bits_words) {
+        uint64_t *bits = realloc(r->touched_bits, words * sizeof(uint64_t));
+        if (!bits)
+            return pa_smi_fail(PA_SMI_ERR_MEMORY, call, "out of memory for the touch bits");
+        r->touched_bits = bits, r->bits_words = words;
+    }
+    if (words)
+        memset(r->touched_bits, 0, words * sizeof(uint64_t));
+    r->copy_count = total;
+    if (start == PA_SMI_ZERO) {
+        if (bytes)
+            memset(r->copy, 0, bytes);
+    } else {
+        status =
+            pa_smi_fetch(r, count, r->range_lo, r->range_hi, r->copy, &r->counts.transfers, call);
+        if (status)
+            return status;
+    }
+    r->replicated = 1;
+    return PA_SMI_OK;
+}
+
+void *pa_smi_copy(const pa_smi_region *region)
+{
+    return region && region->replicated ? region->copy : NULL;
+}
+
+int64_t pa_smi_copy_index(const pa_smi_region *region, int64_t i)
+{
+    const pa_smi_region *r = region;
+    if (!r || !r->replicated || r->nranges == 0)
+        return -1;
+    int lo = 0, hi = r->nranges - 1;
+    while (lo < hi) { /* the last range starting at or before i */
+        int mid = lo + (hi - lo + 1) / 2;
+        if (r->range_lo[mid] <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    if (i < r->range_lo[lo] || i >= r->range_hi[lo])
+        return -1;
+    return r->range_at[lo] + i - r->range_lo[lo];
+}
+
+int pa_smi_touch_range(pa_smi_region *region, int64_t lo, int64_t hi)
+{
+    static const char call[] = "pa_smi_touch";
+    pa_smi_region *r = region;
+    if (!r)
+        return pa_smi_fail(PA_SMI_ERR_ARGUMENT, call, "the region is NULL");
+    if (!r->replicated)
+        return pa_smi_fail(PA_SMI_ERR_STATE, call,
+                           "the region is not replicated (pa_smi_replicate first)");
+    int64_t at = pa_smi_copy_index(r, lo);
+    if (lo > hi || (lo < hi && (at < 0 || pa_smi_copy_index(r, hi - 1) != at + hi - 1 - lo)))
+        return pa_smi_fail(PA_SMI_ERR_RANGE, call,
+                           "elements %lld .. %lld are not one piece of the replicated copy",
+                           (long long)lo, (long long)hi - 1);
+    for (int64_t end = at + hi - lo; at < end;) { /* bits at .. end - 1, whole words at once */
+        int64_t word = at >> 6, bit = at & 63, take = 64 - bit < end - at ? 64 - bit : end - at;
+        uint64_t mask = take == 64 ? ~UINT64_C(0) : ((UINT64_C(1) << take) - 1) << bit;
+        r->touched_bits[word] |= mask;
+        at += take;
+    }
+    return PA_SMI_OK;
+}
+
+int pa_smi_touch(pa_smi_region *region, int64_t i)
+{
+    if (region && region->replicated && pa_smi_copy_index(region, i) < 0)
+        return pa_smi_fail(PA_SMI_ERR_RANGE, "pa_smi_touch",
+                           "element %lld is not in the replicated copy", (long long)i);
+    return pa_smi_touch_range(region, i, i + 1);
+}
+
+int pa_smi_release(pa_smi_region *region)
+{
+    if (!region)
+        return pa_smi_fail(PA_SMI_ERR_ARGUMENT, "pa_smi_release", "the region is NULL");
+    if (!region->replicated)
+        return pa_smi_fail(PA_SMI_ERR_STATE, "pa_smi_release",
+                           "the region is not replicated: a release needs a pa_smi_replicate "
+                           "before it");
+    region->replicated = 0;
+    return PA_SMI_OK;
+}

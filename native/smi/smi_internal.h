@@ -1,0 +1,59 @@
+/* libpa-smi's insides: the region record and what the source files share. */
+#ifndef PA_SMI_INTERNAL_H
+#define PA_SMI_INTERNAL_H
+
+#include <stddef.h>
+
+#include "pa_smi.h"
+
+struct pa_smi_region {
+    MPI_Comm comm; /* a duplicate of the creator's communicator */
+    int rank, np;
+    int64_t n;
+    pa_smi_type type;
+    size_t size; /* bytes per element */
+    MPI_Datatype mpi_type;
+    int64_t *first; /* np + 1: process p owns first[p] .. first[p + 1] - 1 */
+    int blocked;
+    char *local;    /* my part */
+    char **direct;  /* np: process p's part where loads and stores reach it, else NULL */
+    MPI_Comm node;  /* the processes sharing memory with me (MPI_COMM_NULL: RMA only) */
+    MPI_Win shared; /* MPI_Win_allocate_shared over node, or MPI_WIN_NULL */
+    MPI_Win rma;    /* over comm, for RMA: the shared window itself when comm is one node */
+    pa_smi_counts counts;
+    /* replication */
+    int replicated;
+    int nranges, ranges_capacity;
+    int64_t *range_lo, *range_hi, *range_at; /* range_at: where range k starts in the copy */
+    int64_t copy_count;
+    char *copy;
+    size_t copy_bytes;
+    uint64_t *touched_bits; /* one bit per element of the copy: written (pa_smi_touch) */
+    size_t bits_words;
+};
+
+/* Sets this thread's message "CALL: ..." and returns `code`. */
+int pa_smi_fail(int code, const char *call, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+/* PA_SMI_OK, or PA_SMI_ERR_MPI with MPI's own words for a failed MPI call. */
+int pa_smi_mpi(int rc, const char *call, const char *mpi_call);
+/* Collective: every process's status combined: this one's if it failed, else
+ * PA_SMI_ERR_REMOTE when another process's failed, else PA_SMI_OK. */
+int pa_smi_agree(MPI_Comm comm, int status, const char *call);
+
+/* The owner of element i (0 <= i < n). */
+int pa_smi_owner_of(const pa_smi_region *r, int64_t i);
+/* Element checks, naming `call`. */
+int pa_smi_check_element(const pa_smi_region *r, int64_t i, const char *call);
+int pa_smi_check_block(const pa_smi_region *r, int64_t lo, int64_t count, const void *buffer,
+                       const char *call);
+const char *pa_smi_type_name(pa_smi_type type);
+int pa_smi_op_valid(pa_smi_op op);
+
+/* The ranges lo[k] .. hi[k] - 1 one after the other into buffer, by pieces (a memcpy where
+ * loads reach, else one MPI_Get), all issued before one flush; *others counts the pieces that
+ * came from other processes. */
+int pa_smi_fetch(pa_smi_region *r, int count, const int64_t *lo, const int64_t *hi, char *buffer,
+                 int64_t *others, const char *call);
+
+#endif
