@@ -6,6 +6,7 @@ core 0 of the same machine — is reported with its fix."""
 from __future__ import annotations
 
 import os
+import random
 import re
 import shlex
 import subprocess
@@ -81,6 +82,36 @@ def test_hosts_are_labelled_inter_node_and_the_slow_link_is_flagged(cli, cluster
     assert [a.subject for a in slow] == ["rank 2"] and slow[0].worse, report.anomalies
     assert slow[0].hosts == ("pa1", "pa3") and slow[0].relative < -0.5
     assert "pa3" in [s.host for s in report.suspects]
+
+
+def test_a_randomly_chosen_slow_host_is_the_only_suspect_in_every_trial(cli, cluster):
+    """Issue 16: in each trial one of pa2..pa4 (a seeded random order of the three) is throttled;
+    the anomaly rule, with its re-measurement, must name it and no other host. Rank 0 is on pa1,
+    which every pair of the distance scan involves, so pa1 cannot be singled out."""
+    subprocess.run([str(TOOL), "unthrottle", "pa3"], check=True, timeout=60)
+    for host in ("pa1", "pa2", "pa3", "pa4"):  # what the TCP stacks remember of pa3's throttle
+        subprocess.run(["ip", "-n", host, "tcp_metrics", "flush", "all"], timeout=60)
+    args = shlex.join([*cluster, "--map-by", "node"])
+    try:
+        for trial, slow in enumerate(random.Random(16).sample(["pa2", "pa3", "pa4"], 3), 1):
+            subprocess.run([str(TOOL), "throttle", slow, "200mbit"], check=True, timeout=60)
+            db = cli.db.with_name(f"trial-{trial}.db")
+            try:
+                result = cli(
+                    "measure", "comm.distance", "np=4", "bandwidth_bytes=64KiB", "window=8",
+                    *FAST, "--mpirun-args", args, db_path=db,
+                )  # fmt: skip
+            finally:  # the throttle, and what the TCP stacks remember of it (a slow link)
+                subprocess.run([str(TOOL), "unthrottle", slow], timeout=60)
+                for host in ("pa1", "pa2", "pa3", "pa4"):
+                    subprocess.run(["ip", "-n", host, "tcp_metrics", "flush", "all"], timeout=60)
+            assert result.code == 0, result.err
+            store = Store(db)
+            report = find_anomalies(store.results(store.resolve_run("last")))
+            assert {s.host for s in report.suspects} == {slow}, (trial, slow, report)
+            assert all(slow in a.hosts for a in report.anomalies if a.worse), report.anomalies
+    finally:
+        subprocess.run([str(TOOL), "throttle", "pa3", "200mbit"], check=True, timeout=60)
 
 
 def test_every_host_binding_its_rank_to_core_0_is_reported_with_the_fix(cli, cluster):

@@ -497,7 +497,9 @@ def cmd_scenario(args: argparse.Namespace) -> int:
     else:
         from perfatlas.scenario.matrix import run_matrix
 
-        run_id, saved = run_matrix(store, machine, args.classes, *matrix, out / "scenario-matrix")
+        run_id, saved = run_matrix(
+            store, machine, args.classes, *matrix, out / "scenario-matrix", args.rounds
+        )
         views.print_matrix(saved)
     if args.json:
         Path(args.json).write_text(json.dumps(saved, indent=1))
@@ -515,7 +517,7 @@ def _scenario_words(args: argparse.Namespace, out: Path, folder: Path) -> list[s
     words += ["--out", str(out.resolve()), "--json", str(folder / "scenario.json")]
     if args.action == "run":
         return [*words, "--scale", repr(args.scale)]
-    words += ["--bytes", args.bytes, "--duration", args.duration]
+    words += ["--bytes", args.bytes, "--duration", args.duration, "--rounds", str(args.rounds)]
     words += ["--classes", args.classes] if args.classes else []
     return [*words, "--cpus", args.cpus] if args.cpus else words
 
@@ -761,6 +763,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bytes", default="25MB", help="matrix: working set of every kernel (25MB)")
     p.add_argument("--duration", default="0.6s", help="matrix: length of each program (0.6s)")
     p.add_argument("--cpus", help="matrix: the two CPUs, e.g. 0,1 (default: two cores)")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=5,
+        help="matrix: rounds of alone and together runs, interleaved, for each cell's interval (5)",
+    )
     _launch_arguments(p)
     return parser
 

@@ -46,10 +46,17 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 class Runner:
-    def __init__(self, store: Store, machine: Machine, executor: Executor | None = None):
+    def __init__(
+        self,
+        store: Store,
+        machine: Machine,
+        executor: Executor | None = None,
+        remeasure: bool = True,
+    ):
         self.store = store
         self.machine = machine
         self.executor = executor or get_executor("local")
+        self.remeasure = remeasure  # figures that pass the anomaly rule are measured again
         self.run_id: int | None = None
 
     @property
@@ -75,13 +82,37 @@ class Runner:
         placement obtained) and returns warnings of its own to store with it."""
         planned = [Planned(benchmark, params, annotate=annotate)]
         self.check(planned)
-        return self.executor.measure_all(self._into, planned, repeat, progress=False)
+        documents = self.executor.measure_all(self._into, planned, repeat, progress=False)
+        self.remeasure_tripped(planned, repeat)
+        return documents
 
     def measure_all(self, measurements: list[Planned], repeat: int = 1) -> list[dict]:
         """Measure a list with a progress bar (every step that takes more than a second shows);
         with the slurm executor, as the steps of one job (perfatlas.cluster.front_end)."""
         self.check(measurements)
-        return self.executor.measure_all(self._into, measurements, repeat, progress=True)
+        documents = self.executor.measure_all(self._into, measurements, repeat, progress=True)
+        self.remeasure_tripped(measurements, repeat)
+        return documents
+
+    def remeasure_tripped(self, measurements: list[Planned], repeat: int) -> None:
+        """Launch once more the measurements whose figures pass the anomaly rule, stored beside
+        them as their re-measurement (perfatlas.remeasure); the documents returned before are
+        the run's own."""
+        from perfatlas.remeasure import again, may_trip
+
+        if not self.remeasure or not may_trip(measurements, not self.executor.here):
+            return
+        names = dict.fromkeys(p.benchmark.name for p in measurements)
+        results = [r for name in names for r in self.store.results(self._into.run_id, name)]
+        planned = again(measurements, results)
+        if not planned:
+            return
+        console.print(
+            f"re-measuring {len(planned)} measurement(s) whose figures pass the anomaly rule: "
+            + "; ".join(p.description for p in planned),
+            soft_wrap=True,
+        )
+        self.executor.measure_all(self._into, planned, repeat, progress=False)
 
     @contextmanager
     def run(self, suite: str | None, argv: list[str]) -> Iterator[Runner]:

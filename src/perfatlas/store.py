@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from perfatlas.anomaly import is_remeasurement
 from perfatlas.errors import UserError
 from perfatlas.stats import summarize
 from perfatlas.warning import WarningRecord, records_from_json, records_to_json
@@ -202,12 +203,12 @@ class Result:
 def pool_launches(results: list[Result]) -> list[Result]:
     """Results of separate launches of the same measurement (a sweep's repetitions) as one
     result each: samples concatenated in launch order, statistics recomputed, the first
-    launch's document and warnings kept (with the others' added)."""
+    launch's document and warnings kept (with the others' added). A re-measurement
+    (perfatlas.remeasure) is kept apart from what it re-measures."""
     groups: dict[tuple, list[Result]] = {}
     for r in results:
-        groups.setdefault((r.benchmark, json.dumps(r.params, sort_keys=True), r.metric), []).append(
-            r
-        )
+        key = (r.benchmark, json.dumps(r.params, sort_keys=True), r.metric)
+        groups.setdefault((*key, is_remeasurement(r.document)), []).append(r)
     pooled = []
     for launches in groups.values():
         first = launches[0]

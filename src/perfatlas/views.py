@@ -7,6 +7,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
+from perfatlas.anomaly import REMEASURE_KEY
 from perfatlas.experiments.analysis_comparison import PointRatio
 from perfatlas.report.data import params_label
 from perfatlas.store import Result
@@ -41,9 +42,13 @@ def results_table(results: list[Result], title: str) -> Table:
                 "0",
             )
             continue
+        again = r.document.get(REMEASURE_KEY)
         table.add_row(
             r.benchmark,
-            params_label(r),
+            params_label(r)
+            + (
+                f" [dim](re-measures result {', '.join(map(str, again['of']))})[/]" if again else ""
+            ),
             r.metric,
             format_value(r.median, r.unit) + (" [yellow]![/]" if r.warnings else ""),
             f"{format_value(r.ci_lo, r.unit)} .. {format_value(r.ci_hi, r.unit)}",

@@ -9,26 +9,32 @@ PU by PU, each node's figure being that PU's noise slowdown with its block-boots
 For node i with figure m_i and interval [lo_i, hi_i], and M the median of the nodes' figures:
   - per-node slowdown s_i = m_i / M where a larger figure is worse (latency, noise) and M / m_i
     where a smaller one is (bandwidth, *_Bps): 1 is the typical node, 1.2 is 20 % slower.
-  - node i is flagged when both
-      (1) its interval lies entirely outside the envelope of the other nodes' intervals,
-          [min lo_j, max hi_j] over j != i: it differs from every other node by more than the
-          spread of its own samples and of theirs, and of the spread between them; and
-      (2) m_i differs from the median of the other nodes' figures by more than 5 %, so that
-          nodes with very tight intervals are not called asymmetric for a fraction of a percent.
+  - node i is flagged by the one rule of perfatlas.anomaly: far from the other nodes (modified
+    z-score of its logarithm, leave-one-out, > 3.5), its interval not overlapping the interval
+    of the median of the other nodes' samples pooled (noise: the envelope of their intervals),
+    and m_i more than 10 % from the median of the other nodes' figures. Noise is judged on the time factor 1 + slowdown (a node whose work
+    takes more than 10 % longer), not on the slowdown fraction itself.
+  - a group where the rule trips, or that is too spread to tell, is re-measured
+    (perfatlas.remeasure: the same measurement on every node once more); where the run holds
+    the re-measurement, a node is flagged only when both measurements pass the rule against the
+    other nodes, each at the better of its two (perfatlas.anomaly.twice), and one the first
+    measurement alone flagged is withdrawn.
 Groups of fewer than 3 nodes are shown but not judged (of two, which one is odd?).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from perfatlas import anomaly
+from perfatlas.anomaly import MIN_EFFECT, Estimate, is_remeasurement
 from perfatlas.store import Result, pool_launches
 
-MIN_NODES = 3
-MIN_RELATIVE = 0.05
+MIN_NODES = anomaly.MIN_GROUP
+MIN_RELATIVE = MIN_EFFECT
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,17 @@ class NodeGroup:
     figures: list[NodeFigure]  # sorted by host
     median: float  # of the nodes' figures
     flagged: dict[str, float]  # host -> relative deviation from the others' median
+    # host -> its re-measured figure (the nodes the rule flagged, once re-measured)
+    remeasured: dict[str, NodeFigure] = field(default_factory=dict)
+    withdrawn: dict[str, float] = field(default_factory=dict)  # flagged, not confirmed
+    unsettled: bool = False  # to be re-measured (perfatlas.anomaly.unsettled)
+
+    def confirmed(self, host: str) -> bool | None:
+        """Whether a flagged or withdrawn node's re-measurement confirmed it; None: not yet
+        re-measured."""
+        if host not in self.remeasured:
+            return None
+        return host in self.flagged
 
     @property
     def judged(self) -> bool:
@@ -66,21 +83,68 @@ class NodeGroup:
         return value / self.median if self.higher_is_worse else self.median / value
 
 
-def flag_nodes(figures: list[NodeFigure]) -> dict[str, float]:
+def flag_nodes(figures: list[NodeFigure], noise: bool = False) -> dict[str, float]:
     """The rule of the module docstring: host -> m_i / median of the others - 1."""
-    if len(figures) < MIN_NODES:
-        return {}
-    flagged = {}
-    for i, figure in enumerate(figures):
-        others = figures[:i] + figures[i + 1 :]
-        low = min(o.ci_lo for o in others)
-        high = max(o.ci_hi for o in others)
-        center = float(np.median([o.value for o in others]))
-        outside = figure.ci_lo > high or figure.ci_hi < low
-        relative = figure.value / center - 1.0 if center else float("inf")
-        if outside and abs(relative) > MIN_RELATIVE:
-            flagged[figure.host] = relative
-    return flagged
+    return {figures[v.index].host: v.relative for v in _verdicts(figures, noise) if v.anomalous}
+
+
+def _estimates(figures: list[NodeFigure], noise: bool) -> list[Estimate]:
+    """The nodes' figures as the rule judges them: noise on the time factor 1 + slowdown (no
+    plain samples: its interval is a block bootstrap), the others with their samples."""
+    if noise:
+        return [Estimate(1 + f.value, 1 + f.ci_lo, 1 + f.ci_hi) for f in figures]
+    return [Estimate(f.value, f.ci_lo, f.ci_hi, tuple(f.result.samples)) for f in figures]
+
+
+def _verdicts(figures: list[NodeFigure], noise: bool) -> list[anomaly.Verdict]:
+    """perfatlas.anomaly's verdicts; noise reported back as the slowdown's own relative
+    deviation."""
+    verdicts = anomaly.judge(_estimates(figures, noise))
+    if not noise:
+        return verdicts
+    return [
+        replace(v, relative=_relative(figures, v.index), value=figures[v.index].value)
+        for v in verdicts
+    ]
+
+
+def _relative(figures: list[NodeFigure], index: int) -> float:
+    center = float(np.median([f.value for i, f in enumerate(figures) if i != index]))
+    return figures[index].value / center - 1.0 if center else float("inf")
+
+
+def _confirm(
+    figures: list[NodeFigure], again: list[NodeFigure], noise: bool, higher_is_worse: bool
+) -> tuple[dict[str, float], dict[str, NodeFigure], dict[str, float], bool]:
+    """Flagged nodes, their re-measured figures, the withdrawn ones (found by the first
+    measurement only), and whether the group is to be re-measured (perfatlas.anomaly)."""
+    verdicts = _verdicts(figures, noise)
+    tripped = {figures[v.index].host for v in verdicts if v.anomalous}
+    if not again:
+        flagged = {h: _relative(figures, i) for i, h in enumerate(f.host for f in figures)}
+        return (
+            {h: r for h, r in flagged.items() if h in tripped},
+            {},
+            {},
+            anomaly.unsettled(verdicts),
+        )
+    by_host = {f.host: f for f in again}
+    both = [f for f in figures if f.host in by_host]
+    if len(both) < MIN_NODES:
+        return {}, {}, {}, False
+    measured = list(
+        zip(
+            _estimates(both, noise), _estimates([by_host[f.host] for f in both], noise), strict=True
+        )
+    )
+    flagged, withdrawn, remeasured = {}, {}, {}
+    for index, figure in enumerate(both):
+        kept = anomaly.confirmed(anomaly.twice(measured, index, higher_is_worse))
+        if kept or figure.host in tripped:
+            relative = _relative(both, index)
+            (flagged if kept else withdrawn)[figure.host] = relative
+            remeasured[figure.host] = by_host[figure.host]
+    return flagged, remeasured, withdrawn, False
 
 
 def _figure(result: Result) -> NodeFigure | None:
@@ -105,33 +169,48 @@ def _label(result: Result) -> str:
 
 def node_groups(results: list[Result]) -> list[NodeGroup]:
     """The run's node-level results grouped across nodes, in the order they were stored (the
-    launches of one node and point pooled first: a sweep stores each repetition apart)."""
+    launches of one node and point pooled first: a sweep stores each repetition apart); each
+    group judged with its re-measurement, where the run holds one."""
     groups: dict[tuple, list[Result]] = {}
+    again: dict[tuple, list[Result]] = {}
     for r in pool_launches(results):
         if "host" not in r.params or not r.samples:
             continue
         shared = {k: v for k, v in r.params.items() if k != "host"}
-        groups.setdefault((r.benchmark, r.metric, json.dumps(shared, sort_keys=True)), []).append(r)
+        key = (r.benchmark, r.metric, json.dumps(shared, sort_keys=True))
+        (again if is_remeasurement(r.document) else groups).setdefault(key, []).append(r)
     found = []
-    for (benchmark, metric, _), members in groups.items():
-        figures = sorted((f for f in map(_figure, members) if f is not None), key=lambda f: f.host)
+    for key, members in groups.items():
+        benchmark, metric, _ = key
+        figures = _figures(members)
         if not figures:
             continue
         first = members[0]
         noise = benchmark == "noise"
+        worse_higher = noise or not metric.endswith("_Bps")
+        flagged, remeasured, withdrawn, unsettled = _confirm(
+            figures, _figures(again.get(key, [])), noise, worse_higher
+        )
         found.append(
             NodeGroup(
                 benchmark,
                 "noise slowdown" if noise else metric,
                 "fraction" if noise else first.unit,
                 _label(first),
-                noise or not metric.endswith("_Bps"),
+                worse_higher,
                 figures,
                 float(np.median([f.value for f in figures])),
-                flag_nodes(figures),
+                flagged,
+                remeasured,
+                withdrawn,
+                unsettled,
             )
         )
     return found
+
+
+def _figures(members: list[Result]) -> list[NodeFigure]:
+    return sorted((f for f in map(_figure, members) if f is not None), key=lambda f: f.host)
 
 
 def link_rows(results: list[Result]) -> list[tuple[str, str, str, int]]:

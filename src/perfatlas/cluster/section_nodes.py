@@ -3,6 +3,7 @@ others (perfatlas.cluster.analysis_nodes states the rule), and MPI results by li
 
 from __future__ import annotations
 
+from perfatlas.anomaly import ROBUST_Z_LIMIT, remeasure_label
 from perfatlas.cluster.analysis_nodes import (
     MIN_NODES,
     MIN_RELATIVE,
@@ -27,11 +28,18 @@ def value_text(group: NodeGroup, value: float) -> str:
 def verdict(group: NodeGroup, host: str) -> str:
     if not group.judged:
         return f"not judged (fewer than {MIN_NODES} nodes)"
+    again = group.remeasured.get(host)
+    remeasured = remeasure_label(
+        group.confirmed(host), value_text(group, again.value) if again else ""
+    )
+    if host in group.withdrawn:
+        return f"like the others (re-measured {remeasured})"
     if host not in group.flagged:
         return "like the others"
     relative = group.flagged[host]
     worse = (relative > 0) == group.higher_is_worse
-    return f"{'SLOWER' if worse else 'faster'}: {100 * relative:+.0f} % vs the other nodes"
+    said = f"{'SLOWER' if worse else 'faster'}: {100 * relative:+.0f} % vs the other nodes"
+    return f"{said} (re-measured {remeasured})" if again else f"{said} ({remeasured})"
 
 
 def group_rows(group: NodeGroup) -> list[list[str]]:
@@ -53,9 +61,14 @@ def group_rows(group: NodeGroup) -> list[list[str]]:
 
 
 RULE = (
-    f"A node is flagged when its 95 % interval lies entirely outside the envelope of the other "
-    f"nodes' intervals and its figure differs from the median of theirs by more than "
-    f"{100 * MIN_RELATIVE:g} %; groups of fewer than {MIN_NODES} nodes are not judged. Slowdown: "
+    f"A node is flagged when its figure is far from the others' (modified z-score of its "
+    f"logarithm > {ROBUST_Z_LIMIT:g}), its 95 % interval does not overlap that of the median of "
+    f"the other nodes' samples pooled (noise: the envelope of their intervals), and its figure "
+    f"differs from the median of theirs by more than "
+    f"{100 * MIN_RELATIVE:g} % (noise: its time factor 1 + slowdown); a group where a node is "
+    "flagged, or too spread to tell, is measured again, and a node stays flagged only when both "
+    "measurements pass against the other nodes, each at the better of its two; groups of fewer "
+    f"than {MIN_NODES} nodes are not judged. Slowdown: "
     "the node's figure over the median of the nodes (latency, noise), or the median over the "
     "node's figure (bandwidth): 1 is the typical node (LANL Lightning report: per-node "
     'slowdown and "no asymmetry between nodes").'

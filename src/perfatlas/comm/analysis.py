@@ -3,18 +3,17 @@ with the process count; ranks that share a core.
 
 Anomalies (the mis-routed cable of the LANL Lightning report): within a group of comparable
 figures (same benchmark, metric, message size, np, and link class: intra-node figures are never
-compared with inter-node ones), a figure x is flagged when, with m and MAD the median and the
-median absolute deviation of the logarithms of the OTHER figures of its group,
-
-    |ln x - m| > 3.5 * 1.4826 * MAD    and    x differs from their median by more than 25 %:
-
-the modified z-score of Iglewicz and Hoaglin (1993) with their cut-off 3.5 (1.4826 MAD estimates
-the standard deviation of normal data), on logarithms because latency and bandwidth vary by
-factors, computed leave-one-out so that in a small group the outlier does not inflate the spread
-it is judged against, plus a floor so that a uniform set with tiny spread flags nothing. Groups of fewer than three figures are not judged (of two, which is
-the odd one?). A host is suspect
-when every figure involving it is flagged as worse while the group also holds figures without it:
-the link of that host, not one rank, is then the likely cause.
+compared with inter-node ones), a figure (a rank's, a pair's or a sender's median with the 95 %
+interval of its own samples) is an anomaly by the one rule of perfatlas.anomaly: far from its
+group (leave-one-out modified z-score on logarithms, Iglewicz and Hoaglin 1993, > 3.5), its
+interval apart from that of the others' pooled samples, and more than 10 % from the others'
+median. Groups of fewer than three figures are not judged (of two, which is the odd one?). A
+group where the rule trips, or that is too spread to tell, is re-measured (perfatlas.remeasure);
+where the run holds the re-measurement, a figure is reported only when both of its measurements
+pass the rule against the others, each at the better of its two (perfatlas.anomaly.twice), and
+one the first measurement alone found is withdrawn. A
+host is suspect when every figure involving it is a reported anomaly, worse, while the group also
+holds figures without it: the link of that host, not one rank, is then the likely cause.
 
 Growth of collectives (comm.allreduce, comm.barrier): latency is fitted by least squares against
 log2 P and against P; growth is called logarithmic (or linear) when that fit leaves at most half
@@ -27,18 +26,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from perfatlas import anomaly
+from perfatlas.anomaly import MIN_EFFECT, MIN_GROUP, ROBUST_Z_LIMIT, Estimate, is_remeasurement
 from perfatlas.store import Result
 from perfatlas.units import format_cpu_list, format_size, parse_cpu_list
 from perfatlas.warning import Kind, WarningRecord
 
-MAD_TO_SIGMA = 1.4826
-ROBUST_Z_LIMIT = 3.5
-MIN_RELATIVE_DEVIATION = 0.25
-MIN_GROUP = 3
+MIN_RELATIVE_DEVIATION = MIN_EFFECT  # the rule's minimum effect (perfatlas.anomaly)
 GROWTH_WIN_FACTOR = 0.5  # the better fit's residual sum of squares, relative to the other's
 GROWTH_MIN_SPAN = 4.0  # largest P / smallest P
 FLAT_RATIO = 1.25
@@ -59,7 +57,8 @@ def robust_outliers(
     z_limit: float = ROBUST_Z_LIMIT,
     min_relative: float = MIN_RELATIVE_DEVIATION,
 ) -> list[Deviation]:
-    """The values that deviate from the others by the rule of this module's docstring.
+    """The values far from the others (criteria (1) and (3) of perfatlas.anomaly, without the
+    intervals: for figures given as bare values).
 
     Each value is compared with the median and MAD of the other values (leave one out), so that
     in a small group the outlier does not inflate the spread it is measured against; the robust
@@ -68,17 +67,9 @@ def robust_outliers(
     x = np.asarray(values, dtype=float)
     if len(x) < MIN_GROUP or np.any(x <= 0):
         return []
-    logs = np.log(x)
     found = []
     for i, v in enumerate(x):
-        others = np.delete(logs, i)
-        center = float(np.median(others))
-        scale = MAD_TO_SIGMA * float(np.median(np.abs(others - center)))
-        deviation = float(logs[i]) - center
-        if scale > 0:
-            z = deviation / scale
-        else:
-            z = math.copysign(math.inf, deviation) if deviation else 0.0
+        z = anomaly.robust_z(x, i)
         median = float(np.median(np.delete(x, i)))
         relative = float(v) / median - 1.0
         if abs(relative) > min_relative and abs(z) > z_limit:
@@ -95,6 +86,7 @@ class Figure:
     value: float
     hosts: tuple[str, ...]
     result: Result
+    estimate: Estimate  # the median and the 95 % interval of its own samples
 
 
 @dataclass(frozen=True)
@@ -111,6 +103,13 @@ class Anomaly:
     worse: bool  # slower latency or lower bandwidth
     hosts: tuple[str, ...]
     result_id: int  # the stored result the figure comes from
+    ci_lo: float = math.nan  # the figure's 95 % interval
+    ci_hi: float = math.nan
+    others_lo: float = math.nan  # the envelope of the other figures' intervals
+    others_hi: float = math.nan
+    confirmed: bool | None = None  # by its re-measurement; None: not re-measured
+    remeasured_value: float | None = None
+    remeasured_result_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -129,6 +128,10 @@ class AnomalyReport:
     groups_checked: int = 0
     figures_checked: int = 0
     too_small: list[str] = field(default_factory=list)  # groups of fewer than 3 figures
+    withdrawn: list[Anomaly] = field(default_factory=list)  # not confirmed by re-measurement
+    # results of groups to measure again: a figure passes the rule, or is significant and
+    # large while the others are too spread to tell (perfatlas.anomaly.unsettled)
+    to_remeasure: list[int] = field(default_factory=list)
 
 
 def higher_is_worse(metric: str) -> bool:
@@ -161,9 +164,15 @@ def _distance_or_complement(result: Result) -> Figure | None:
     else:
         a, b = result.params["pair"]
         subject, ranks = f"pair {a}↔{b}", (a, b)
-    if result.median is None:
+    if result.median is None or result.ci_lo is None or result.ci_hi is None:
         return None
-    return Figure(subject, result.median, tuple(hosts.get(r, "?") for r in ranks), result)
+    return Figure(
+        subject,
+        result.median,
+        tuple(hosts.get(r, "?") for r in ranks),
+        result,
+        Estimate(result.median, result.ci_lo, result.ci_hi, tuple(result.samples)),
+    )
 
 
 def _hotspot_senders(result: Result) -> list[Figure]:
@@ -174,15 +183,12 @@ def _hotspot_senders(result: Result) -> list[Figure]:
         return []
     per = len(result.samples) // len(senders)
     hosts = rank_hosts(result.document)
-    return [
-        Figure(
-            f"sender rank {rank}",
-            float(np.median(result.samples[i * per : (i + 1) * per])),
-            (hosts.get(0, "?"), hosts.get(rank, "?")),
-            result,
-        )
-        for i, rank in enumerate(senders)
-    ]
+    figures = []
+    for i, rank in enumerate(senders):
+        own = anomaly.estimate(result.samples[i * per : (i + 1) * per])
+        hosts_of = (hosts.get(0, "?"), hosts.get(rank, "?"))
+        figures.append(Figure(f"sender rank {rank}", own.value, hosts_of, result, own))
+    return figures
 
 
 def _groups(results: list[Result]) -> dict[tuple, list[Figure]]:
@@ -217,40 +223,83 @@ def _group_label(key: tuple) -> str:
 
 
 def find_anomalies(results: list[Result]) -> AnomalyReport:
-    """Ranks (distance), pairs (complement) and senders (hotspot) that deviate, and the hosts
+    """Ranks (distance), pairs (complement) and senders (hotspot) that deviate by the rule of
+    perfatlas.anomaly, confirmed by their re-measurement where the run holds one, and the hosts
     whose every figure deviates (their link)."""
     report = AnomalyReport()
-    for key, figures in _groups(results).items():
+    again = _groups([r for r in results if is_remeasurement(r.document)])
+    for key, figures in _groups([r for r in results if not is_remeasurement(r.document)]).items():
         label = _group_label(key)
         if len(figures) < MIN_GROUP:
             report.too_small.append(f"{label}: {len(figures)} figure(s)")
             continue
         report.groups_checked += 1
         report.figures_checked += len(figures)
-        metric = key[1]
-        flagged = []
-        for d in robust_outliers([f.value for f in figures]):
-            figure = figures[d.index]
-            worse = (d.relative > 0) == higher_is_worse(metric)
-            flagged.append((figure, worse))
-            report.anomalies.append(
-                Anomaly(
-                    key[0],
-                    metric,
-                    figure.result.unit,
-                    label,
-                    figure.subject,
-                    d.value,
-                    d.median,
-                    d.relative,
-                    d.robust_z,
-                    worse,
-                    figure.hosts,
-                    figure.result.id,
-                )
-            )
-        report.suspects += _suspect_hosts(key, label, figures, [f for f, w in flagged if w])
+        verdicts = anomaly.judge([f.estimate for f in figures])
+        if key in again:
+            found = _confirmed(key, label, figures, verdicts, again[key], report)
+        else:
+            found = [_anomaly(key, label, figures[v.index], v) for v in verdicts if v.anomalous]
+            if anomaly.unsettled(verdicts):
+                report.to_remeasure.append(figures[0].result.id)
+        report.anomalies += found
+        worse = [f for f in figures if any(a.worse and a.subject == f.subject for a in found)]
+        report.suspects += _suspect_hosts(key, label, figures, worse)
     return report
+
+
+def _anomaly(key: tuple, label: str, figure: Figure, verdict: anomaly.Verdict) -> Anomaly:
+    return Anomaly(
+        key[0],
+        key[1],
+        figure.result.unit,
+        label,
+        figure.subject,
+        verdict.value,
+        verdict.median,
+        verdict.relative,
+        verdict.robust_z,
+        (verdict.relative > 0) == higher_is_worse(key[1]),
+        figure.hosts,
+        figure.result.id,
+        verdict.ci_lo,
+        verdict.ci_hi,
+        verdict.others_lo,
+        verdict.others_hi,
+    )
+
+
+def _confirmed(
+    key: tuple,
+    label: str,
+    figures: list[Figure],
+    verdicts: list[anomaly.Verdict],
+    again: list[Figure],
+    report: AnomalyReport,
+) -> list[Anomaly]:
+    """The group with its re-measurement (figures matched by subject): the anomalies both
+    measurements confirm; those the first measurement alone found go to report.withdrawn. Each
+    is shown as the first measurement judged it, with its re-measured value."""
+    by_subject = {f.subject: f for f in again}
+    both = [(f, by_subject[f.subject]) for f in figures if f.subject in by_subject]
+    tripped = {figures[v.index].subject for v in verdicts if v.anomalous}
+    found = []
+    if len(both) < MIN_GROUP:
+        return found
+    measured = [(first.estimate, second.estimate) for first, second in both]
+    for index, (first, second) in enumerate(both):
+        pair = anomaly.twice(measured, index, higher_is_worse(key[1]))
+        kept = anomaly.confirmed(pair)
+        if not kept and first.subject not in tripped:
+            continue
+        judged = replace(
+            _anomaly(key, label, first, verdicts[figures.index(first)]),
+            confirmed=kept,
+            remeasured_value=second.value,
+            remeasured_result_id=second.result.id,
+        )
+        (found if kept else report.withdrawn).append(judged)
+    return found
 
 
 def _suspect_hosts(

@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 from markupsafe import Markup, escape
 
+from perfatlas.anomaly import remeasure_label
 from perfatlas.comm.analysis import (
     MIN_RELATIVE_DEVIATION,
     ROBUST_Z_LIMIT,
+    Anomaly,
     AnomalyReport,
     find_anomalies,
 )
@@ -174,19 +176,22 @@ def _hotspot_rows(data: RunData) -> list[list[str]]:
     return rows
 
 
-def _anomaly_rows(report: AnomalyReport) -> list[list[str]]:
+def _anomaly_rows(anomalies: list[Anomaly]) -> list[list[str]]:
     return [
         [
             a.group,
             a.subject,
-            _value(a.value, a.metric),
-            _value(a.median, a.metric),
+            f"{_value(a.value, a.metric)} [{_value(a.ci_lo, a.metric)} .. "
+            f"{_value(a.ci_hi, a.metric)}]",
+            f"{_value(a.median, a.metric)} [{_value(a.others_lo, a.metric)} .. "
+            f"{_value(a.others_hi, a.metric)}]",
             f"{a.relative:+.0%}",
             "∞" if not np.isfinite(a.robust_z) else f"{a.robust_z:+.1f}",
             "worse" if a.worse else "better",
+            remeasure_label(a.confirmed, _value(a.remeasured_value or 0.0, a.metric)),
             " ↔ ".join(dict.fromkeys(a.hosts)),
         ]
-        for a in report.anomalies
+        for a in anomalies
     ]
 
 
@@ -197,16 +202,31 @@ def _value(value: float, metric: str) -> str:
 
 
 RULE = (
-    f"A figure is an anomaly when its logarithm deviates from the median of the other figures' "
-    f"logarithms by more than {ROBUST_Z_LIMIT} robust standard deviations of those (1.4826 × "
-    f"their median absolute deviation: the modified z-score of Iglewicz and Hoaglin, taken "
-    f"leave-one-out and on logarithms since these figures vary by factors) and the figure differs "
-    f"from the others' median by more than {MIN_RELATIVE_DEVIATION:.0%}. Groups hold comparable figures only: same "
-    "benchmark, metric, message size and np, and the same link class (intra-node figures are "
-    "never compared with inter-node ones); groups of fewer than 3 are not judged. A host whose "
-    "every figure is worse, while the group also holds figures without it, is named as the "
-    "likely cause: its link."
+    f"A figure (its median, with the 95 % interval of its own samples) is an anomaly when all "
+    f"three hold: its logarithm deviates from the median of the other figures' logarithms by "
+    f"more than {ROBUST_Z_LIMIT} robust standard deviations of those (1.4826 × their median "
+    f"absolute deviation: the modified z-score of Iglewicz and Hoaglin, leave-one-out); its "
+    f"interval does not overlap that of the median of the other figures' samples pooled; and it "
+    f"differs from the others' median by more than {MIN_RELATIVE_DEVIATION:.0%}. A group where a "
+    "figure passes, or too spread to tell, is measured again, and a figure is reported only when "
+    "both its measurements pass against the others, each at the better of its two (else it is "
+    "withdrawn). "
+    "Groups hold comparable figures only: same benchmark, metric, message size and np, and the "
+    "same link class (intra-node figures are never compared with inter-node ones); groups of "
+    "fewer than 3 are not judged. A host whose every figure is worse, while the group also holds "
+    "figures without it, is named as the likely cause: its link."
 )
+HEADER = [
+    "group",
+    "rank / pair",
+    "value [95 % CI]",
+    "median of the others [group CI]",
+    "deviation",
+    "robust z",
+    "",
+    "re-measured",
+    "hosts",
+]
 
 
 def anomaly_blocks(report: AnomalyReport) -> list[Block]:
@@ -231,27 +251,20 @@ def anomaly_blocks(report: AnomalyReport) -> list[Block]:
                 )
             )
         blocks.append(
-            Table(
-                [
-                    "group",
-                    "rank / pair",
-                    "value",
-                    "median of the others",
-                    "deviation",
-                    "robust z",
-                    "",
-                    "hosts",
-                ],
-                _anomaly_rows(report),
-                numeric=(2, 3, 4, 5),
-                caption=RULE,
-            )
+            Table(HEADER, _anomaly_rows(report.anomalies), numeric=(2, 3, 4, 5), caption=RULE)
         )
     elif report.groups_checked:
         blocks.append(
             Note(
                 f"No anomaly among {report.figures_checked} figures in {report.groups_checked} "
                 f"group(s). {RULE}"
+            )
+        )
+    if report.withdrawn:
+        blocks.append(
+            Details(
+                f"{len(report.withdrawn)} figure(s) withdrawn: the re-measurement did not confirm",
+                [Table(HEADER, _anomaly_rows(report.withdrawn), numeric=(2, 3, 4, 5))],
             )
         )
     if report.too_small:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from perfatlas.anomaly import MIN_EFFECT, remeasure_label
 from perfatlas.comm.analysis import find_anomalies
 from perfatlas.comm.series import CASE_TITLES, collective_lines, pingpong_figures, rma_results
 from perfatlas.report.common import number
@@ -106,11 +107,13 @@ def anomaly_table(data: RunData) -> Table | None:
         return None
     title = (
         f"MPI anomalies: {len(report.anomalies)} of {report.figures_checked} figures "
-        f"({report.groups_checked} groups; robust z > 3.5 and > 25 % from the others' median)"
+        f"({report.groups_checked} groups; robust z > 3.5, 95 % CI apart from the others', "
+        f"> {MIN_EFFECT:.0%} from their median; re-measured)"
     )
     table = titled_table(
-        title, "group", "rank / pair", "value", "others' median", "deviation", right=(2, 3, 4)
-    )
+        title, "group", "rank / pair", "value", "others' median", "deviation", "re-measured",
+        right=(2, 3, 4),
+    )  # fmt: skip
     for a in report.anomalies[:MAX_ANOMALY_ROWS]:
         scale, unit = (1 / GB, "GB/s") if a.metric.endswith("_Bps") else (1e-3, "µs")
         mark = "[red]" if a.worse else ""
@@ -120,9 +123,15 @@ def anomaly_table(data: RunData) -> Table | None:
             f"{number(a.value * scale)} {unit}",
             f"{number(a.median * scale)} {unit}",
             f"{a.relative:+.0%}",
+            remeasure_label(a.confirmed, f"{number((a.remeasured_value or 0) * scale)} {unit}"),
         )
     for s in report.suspects:
-        table.add_row(s.group, f"[red]suspect link: host {s.host}[/]", "", "", f"{s.flagged} worse")
+        table.add_row(
+            s.group, f"[red]suspect link: host {s.host}[/]", "", "", f"{s.flagged} worse", ""
+        )
+    if report.withdrawn:
+        subjects = ", ".join(a.subject for a in report.withdrawn)
+        table.add_row("", f"withdrawn (re-measurement did not confirm): {subjects}", "", "", "", "")
     if not report.anomalies:
-        table.add_row("all groups", "[green]no anomaly[/]", "", "", "")
+        table.add_row("all groups", "[green]no anomaly[/]", "", "", "", "")
     return table

@@ -66,6 +66,7 @@ LINE_HALF_WIDTH = 3  # bins either side of a line in its band power (Hann main l
 MAX_LINES = 8
 MAX_FOLD_BINS = 256
 MIN_FOLD_CELLS = 8  # grid cells per period below which folding cannot separate a pulse
+BASELINE_PERCENTILE = 0.0  # FWQ's undisturbed quantum: this percentile of the quanta (0: t_min)
 
 
 @dataclass(frozen=True)
@@ -88,12 +89,20 @@ class NoiseSeries:
         return float(self.start_ns[-1] + self.length_ns[-1])
 
 
-def fwq_series(quantum_ns: np.ndarray | list[float]) -> NoiseSeries:
-    """FWQ durations (back to back) -> the series; t_min is the undisturbed quantum."""
+def fwq_series(
+    quantum_ns: np.ndarray | list[float], baseline_percentile: float = BASELINE_PERCENTILE
+) -> NoiseSeries:
+    """FWQ durations (back to back) -> the series. The undisturbed quantum is the
+    `baseline_percentile` of the durations (0: the fastest, t_min); a quantum faster than it lost
+    nothing (bench/noise_bias.py measures the bias of each choice against a planted load)."""
     durations = np.asarray(quantum_ns, dtype=float)
-    fastest = float(durations.min())
+    if baseline_percentile > 0:
+        baseline = float(np.percentile(durations, baseline_percentile))
+    else:
+        baseline = float(durations.min())
     ends = np.cumsum(durations)
-    return NoiseSeries("fwq", ends - durations, durations, durations - fastest, fastest)
+    lost = np.clip(durations - baseline, 0.0, None)
+    return NoiseSeries("fwq", ends - durations, durations, lost, baseline)
 
 
 def ftq_series(work_per_interval: np.ndarray | list[float], interval_ns: float) -> NoiseSeries:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from perfatlas.anomaly import is_remeasurement
 from perfatlas.memory.analysis_levels import Cache, hwloc_caches
 from perfatlas.store import Result, Store, pool_launches
 from perfatlas.units import format_cpu_list, format_size, parse_cpu_list
@@ -82,11 +83,15 @@ class RunData:
         return hwloc_caches(self.run["topology"])
 
     def measured(self, benchmark: str, metric: str | None = None) -> list[Result]:
-        """Results with samples (not the unmeasurable ones) of one benchmark (and metric)."""
+        """Results with samples (not the unmeasurable ones) of one benchmark (and metric);
+        re-measurements (perfatlas.remeasure) are left to the analyses that asked for them."""
         return [
             r
             for r in self.results
-            if r.benchmark == benchmark and r.samples and (metric is None or r.metric == metric)
+            if r.benchmark == benchmark
+            and r.samples
+            and (metric is None or r.metric == metric)
+            and not is_remeasurement(r.document)
         ]
 
     @cached_property

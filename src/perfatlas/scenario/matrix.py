@@ -3,10 +3,20 @@
 Each class of the catalog is represented by one kernel (REPRESENTATIVE) at one working set
 (default 25 MB, beyond the private caches, so that co-runners share the last-level cache and
 the memory bus). Its program is three identical lines of about duration / 3 each; the middle
-line's timed passes are the measurement, so that a co-runner is busy all through it. Each class
-is measured alone on the first CPU, then every pair of classes together, the row's kernel on
-the first CPU and the column's on the second: slowdown[row][column] = the row's time together /
-its time alone (1: no interference). A class paired with itself reports the mean of its copies.
+line's timed passes are the measurement, so that a co-runner is busy all through it.
+
+Alone and together are interleaved and repeated: in each of `rounds` rounds, for every pair of
+classes (a, b) in turn, a runs alone on the first CPU, b alone on the second, then both together,
+a on the first CPU and b on the second. A drift of the machine (frequency, a neighbour's load)
+then affects alone and together alike, and every time together is compared with the same class
+alone on the same CPU (two CPUs of one machine need not be equally fast: one may take the
+interrupts). Cell [a][b] = median of a's times together with b / median of a's times alone on
+that CPU, with a 95 % percentile-bootstrap interval of that ratio of medians
+(perfatlas.stats.ratio); a class paired with itself pools its two copies against its times alone
+on both CPUs.
+A cell whose interval contains 1 is "no measurable interference"; above 1 it is "slower", below
+"faster" (a co-runner that speeds a kernel up is rare: frequency boost shared by the cores, or a
+prefetch of shared data).
 """
 
 from __future__ import annotations
@@ -14,6 +24,8 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
+
+import numpy as np
 
 from perfatlas.errors import UserError
 from perfatlas.machine import Machine
@@ -24,6 +36,7 @@ from perfatlas.scenario.base_data import ensure_variants
 from perfatlas.scenario.launch import Instance, Outcome, run_together
 from perfatlas.scenario.scenario import MAX_RUNTIME_S
 from perfatlas.scenario.variants import stored_variants
+from perfatlas.stats import ratio
 from perfatlas.store import Store
 from perfatlas.units import format_cpu_list
 
@@ -40,6 +53,9 @@ REPRESENTATIVE = {
     "compute": "polynomial",
 }
 LINES = 3
+ROUNDS = 5  # alone/together repetitions of every pair (--rounds)
+MAX_ROUNDS = 100
+NO_INTERFERENCE = "no measurable interference"
 
 
 def representatives(asked: str | None) -> dict[str, str]:
@@ -67,6 +83,13 @@ def _middle_seconds(outcome: Outcome) -> float:
     return line["end_s"] - line["start_s"]
 
 
+def cell_verdict(ci_lo: float, ci_hi: float) -> str:
+    """A cell's verdict from the interval of its slowdown."""
+    if ci_lo <= 1.0 <= ci_hi:
+        return NO_INTERFERENCE
+    return "slower" if ci_lo > 1.0 else "faster"
+
+
 def run_matrix(
     store: Store,
     machine: Machine,
@@ -75,6 +98,7 @@ def run_matrix(
     duration_s: float,
     cpus: list[int] | None,
     folder: Path,
+    rounds: int = ROUNDS,
 ) -> tuple[int, dict]:
     kernels = representatives(classes)
     pair = cpus or machine.cpus_for_threads(2) if len(machine.pus) >= 2 else None
@@ -89,6 +113,10 @@ def run_matrix(
     if duration_s > MAX_RUNTIME_S:
         raise UserError(
             f"--duration {duration_s:g} s is more than the {MAX_RUNTIME_S:g} s a program may last"
+        )
+    if not 2 <= rounds <= MAX_ROUNDS:
+        raise UserError(
+            f"--rounds {rounds} must be from 2 to {MAX_ROUNDS}: an interval needs repetitions"
         )
     machine.check_bytes(n_bytes, "--bytes")
     wanted = {(kernel, n_bytes, 1, 1) for kernel in kernels.values()}
@@ -107,44 +135,85 @@ def run_matrix(
     pairs = [(a, b) for i, a in enumerate(names) for b in names[i:]]
     runner = Runner(store, machine)
     with runner.run("scenario-matrix", sys.argv):
-        alone, together = {}, {}
-        with progress_bar(len(names) + len(pairs)) as step:
-            for name in names:
-                step(f"{name} ({kernels[name]}) alone on cpu {pair[0]}")
-                outcome = run_together(
-                    [Instance(name, programs[name], 1, 0.0, 0, (pair[0],))], (pair[0],), folder
-                )
-                alone[name] = _middle_seconds(outcome[0])
-            for a, b in pairs:
-                step(f"{a} with {b}")
-                both = [
-                    Instance(f"{a}-row", programs[a], 1, 0.0, 0, (pair[0],)),
-                    Instance(f"{b}-column", programs[b], 1, 0.0, 0, (pair[1],)),
-                ]
-                outcomes = {o.instance.name: o for o in run_together(both, tuple(pair), folder)}
-                together[(a, b)] = (
-                    _middle_seconds(outcomes[f"{a}-row"]),
-                    _middle_seconds(outcomes[f"{b}-column"]),
-                )
-        slowdown = [[0.0] * len(names) for _ in names]
-        for (a, b), (time_a, time_b) in together.items():
-            i, j = names.index(a), names.index(b)
-            if i == j:
-                slowdown[i][i] = (time_a + time_b) / 2 / alone[a]
-            else:
-                slowdown[i][j] = time_a / alone[a]
-                slowdown[j][i] = time_b / alone[b]
-        document = {
-            "classes": names,
-            "kernels": kernels,
-            "bytes": n_bytes,
-            "duration_s": duration_s,
-            "cpu_list": format_cpu_list(pair),
-            "cpus": pair,
-            "alone_s": alone,
-            "together_s": [[a, b, ta, tb] for (a, b), (ta, tb) in together.items()],
-            "slowdown": slowdown,
-            "method": "middle of three identical lines timed; row kernel on the first CPU",
-        }
+        alone, together = _interleaved(programs, pairs, pair, folder, rounds)
+        document = _document(names, kernels, alone, together)
+        document.update(
+            bytes=n_bytes,
+            duration_s=duration_s,
+            rounds=rounds,
+            cpu_list=format_cpu_list(pair),
+            cpus=pair,
+            method="middle of three identical lines timed; row kernel on the first CPU; alone "
+            "and together interleaved per pair, repeated in rounds; cell: ratio of medians with "
+            "a 95 % bootstrap interval",
+        )
         store.add_scenario(runner.run_id, "matrix", "interference matrix", document, [])
     return runner.run_id, document
+
+
+def _interleaved(
+    programs: dict[str, Path],
+    pairs: list[tuple[str, str]],
+    cpus: list[int],
+    folder: Path,
+    rounds: int,
+) -> tuple[dict[str, list[list[float]]], dict[tuple[str, str], tuple[list[float], list[float]]]]:
+    """Every class's middle-line times alone on each of the two CPUs, every pair's times
+    together (the row's on the first CPU, the column's on the second)."""
+    alone: dict[str, list[list[float]]] = {name: [[], []] for name in programs}
+    together = {(a, b): ([], []) for a, b in pairs}
+    with progress_bar(3 * len(pairs) * rounds) as step:
+        for number in range(1, rounds + 1):
+            for a, b in pairs:
+                for side, name in enumerate((a, b)):
+                    step(f"round {number}/{rounds}: {name} alone on cpu {cpus[side]}")
+                    only = Instance(name, programs[name], 1, 0.0, 0, (cpus[side],))
+                    outcome = run_together([only], (cpus[side],), folder)[0]
+                    alone[name][side].append(_middle_seconds(outcome))
+                step(f"round {number}/{rounds}: {a} with {b}")
+                both = [
+                    Instance(f"{a}-row", programs[a], 1, 0.0, 0, (cpus[0],)),
+                    Instance(f"{b}-column", programs[b], 1, 0.0, 0, (cpus[1],)),
+                ]
+                outcomes = {o.instance.name: o for o in run_together(both, tuple(cpus), folder)}
+                together[(a, b)][0].append(_middle_seconds(outcomes[f"{a}-row"]))
+                together[(a, b)][1].append(_middle_seconds(outcomes[f"{b}-column"]))
+    return alone, together
+
+
+def _document(
+    names: list[str],
+    kernels: dict[str, str],
+    alone: dict[str, list[list[float]]],
+    together: dict[tuple[str, str], tuple[list[float], list[float]]],
+) -> dict:
+    """The matrix: point slowdowns, their intervals and verdicts, and every time measured. A
+    time together is compared with the same class alone on the same CPU."""
+    cells: dict[tuple[int, int], tuple[list[float], list[float]]] = {}
+    for (a, b), (row, column) in together.items():
+        i, j = names.index(a), names.index(b)
+        if i == j:  # both copies, each against the class alone on its CPU
+            cells[(i, i)] = (row + column, alone[a][0] + alone[a][1])
+        else:
+            cells[(i, j)], cells[(j, i)] = (row, alone[a][0]), (column, alone[b][1])
+    slowdown = [[0.0] * len(names) for _ in names]
+    interval = [[[0.0, 0.0] for _ in names] for _ in names]
+    verdicts = [[""] * len(names) for _ in names]
+    for (i, j), (times, alone_times) in cells.items():
+        r = ratio(times, alone_times)
+        slowdown[i][j], interval[i][j] = r.median, [r.ci_lo, r.ci_hi]
+        verdicts[i][j] = cell_verdict(r.ci_lo, r.ci_hi)
+    return {
+        "classes": names,
+        "kernels": kernels,
+        "alone_s": {name: float(np.median(v[0] + v[1])) for name, v in alone.items()},
+        "alone_samples_s": alone,  # class: [times on the first CPU, times on the second]
+        "together_s": [
+            [a, b, float(np.median(ta)), float(np.median(tb))]
+            for (a, b), (ta, tb) in together.items()
+        ],
+        "together_samples_s": [[a, b, ta, tb] for (a, b), (ta, tb) in together.items()],
+        "slowdown": slowdown,
+        "slowdown_ci": interval,
+        "verdicts": verdicts,
+    }

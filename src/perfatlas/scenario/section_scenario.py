@@ -12,6 +12,7 @@ from perfatlas.report.blocks import Block, Details, Facts, Figure, Note, Table
 from perfatlas.report.data import RunData
 from perfatlas.report.registry import section
 from perfatlas.scenario.accounting import job_cells
+from perfatlas.scenario.views import matrix_cell
 from perfatlas.warning import records_from_json
 
 STATES = (("user", 1, "#1f77b4"), ("system", 2, "#d62728"), ("waiting", 3, "#ffbf00"))
@@ -212,15 +213,37 @@ def matrix_blocks(matrix: dict) -> list[Block]:
         fig.tight_layout()
         svg = plots.to_svg(fig)
     alone = [[c, matrix["kernels"][c], f"{matrix['alone_s'][c]:.4f}"] for c in classes]
+    measured = (
+        f"alone and together interleaved over {matrix['rounds']} rounds; each cell the ratio of "
+        "medians with its 95 % bootstrap interval, and a cell whose interval contains 1 is no "
+        "measurable interference."
+        if "rounds" in matrix
+        else "one measurement per cell."
+    )
+    cells = (
+        [
+            Table(
+                ["class (kernel)", *classes],
+                [
+                    [label, *(matrix_cell(matrix, i, j) for j in range(len(classes)))]
+                    for i, label in enumerate(labels)
+                ],
+                caption="Slowdown [95 % CI] and verdict of every cell.",
+            )
+        ]
+        if "slowdown_ci" in matrix
+        else []
+    )
     return [
         Figure(
             svg,
             f"Interference matrix: slowdown of the row's kernel when the column's runs beside "
             f"it on the other CPU ({matrix['cpu_list']}), {matrix['bytes'] / 1e6:.4g} MB working "
             "sets; 1 means no interference. Each time is the middle of three identical program "
-            "lines, so the co-runner is busy throughout it; one measurement per cell.",
+            f"lines, so the co-runner is busy throughout it; {measured}",
         ),
-        Table(["class", "kernel", "alone (s)"], alone, numeric=(2,)),
+        *cells,
+        Table(["class", "kernel", "alone (s, median)"], alone, numeric=(2,)),
     ]
 
 

@@ -59,16 +59,33 @@ def print_scenario(name: str, document: dict, rows: list[dict]) -> None:
         console.print(f"[yellow]warning:[/] {warning.text}", highlight=False)
 
 
+def matrix_cell(document: dict, i: int, j: int) -> str:
+    """A cell's slowdown with its interval and verdict (documents from before intervals: the
+    slowdown alone)."""
+    value = document["slowdown"][i][j]
+    if "slowdown_ci" not in document:
+        return f"{value:.2f}"
+    lo, hi = document["slowdown_ci"][i][j]
+    return f"{value:.2f} [{lo:.2f}, {hi:.2f}] {document['verdicts'][i][j]}"
+
+
 def print_matrix(document: dict) -> None:
     classes = document["classes"]
+    rounds = f", {document['rounds']} interleaved rounds" if "rounds" in document else ""
     table = Table(
         title="interference matrix: slowdown of the row's kernel when co-run with the column's "
-        f"({document['bytes'] / 1e6:.4g} MB working sets, CPUs {document['cpu_list']})"
+        f"[95 % CI] ({document['bytes'] / 1e6:.4g} MB working sets, CPUs {document['cpu_list']}"
+        f"{rounds})"
     )
     table.add_column("class (kernel)")
     for column in classes:
         table.add_column(column, justify="right")
-    for row_class, row in zip(classes, document["slowdown"]):
+    for i, row_class in enumerate(classes):
         kernel = document["kernels"][row_class]
-        table.add_row(f"{row_class} ({kernel})", *(f"{v:.2f}" for v in row))
+        cells = [matrix_cell(document, i, j) for j in range(len(classes))]
+        table.add_row(f"{row_class} ({kernel})", *cells)
     console.print(table)
+    if "slowdown_ci" in document:
+        console.print(
+            "a cell whose interval contains 1 is no measurable interference", highlight=False
+        )
