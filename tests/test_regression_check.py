@@ -236,3 +236,16 @@ def test_remeasure_confirms_a_real_regression_in_a_new_run(cli):
     store = Store(cli.db, read_only=True)
     assert len(store.runs()) == 3 and len(store.results(1)) == results_before
     assert {r.benchmark for r in store.results(3)} == {"mem.bandwidth"}
+
+
+def test_a_remeasurement_takes_the_parameters_the_benchmark_declares():
+    """pa-parbench writes the mode its wrapper sets into the document's parameters: re-measured,
+    it would be given twice."""
+    from perfatlas.benchmarks import get
+    from perfatlas.regression.remeasure import declared
+
+    written = {"mode": "kernel", "kernel": "triad", "bytes": 240000, "stride": 1, "threads": 1,
+               "cpus": [0], "bind": "cpus", "samples": 3, "min_sample_time": 0.002, "file": ""}  # fmt: skip
+    kept = declared(get("parbench.kernel"), written)
+    assert "mode" not in kept and "file" not in kept
+    assert kept["kernel"] == "triad" and kept["cpus"] == [0] and kept["samples"] == 3

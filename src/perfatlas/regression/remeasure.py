@@ -15,6 +15,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from perfatlas.benchmarks.base import Benchmark
 from perfatlas.errors import UserError
 from perfatlas.regression.figures import Figure, run_figures
 from perfatlas.regression.verdicts import Row
@@ -33,6 +34,13 @@ def measurements(store: Store, run_id: int, rows: Sequence[Row]) -> list[tuple[s
             key = (r.benchmark, json.dumps(params, sort_keys=True))
             found.setdefault(key, (r.benchmark, params, launches))
     return list(found.values())
+
+
+def declared(benchmark: Benchmark, params: dict) -> dict:
+    """A document's parameters as the benchmark takes them: those it declares (a native program
+    also writes the ones its wrapper sets itself, such as pa-parbench's mode)."""
+    names = {p.name for p in benchmark.declared()}
+    return {k: v for k, v in params.items() if not names or k in names}
 
 
 def remeasure(
@@ -55,6 +63,7 @@ def remeasure(
         )
     runner = Runner(store, machine, executor, remeasure=False)
     with runner.run(None, sys.argv):
-        for benchmark, params, launches in planned:
-            runner.measure(get(benchmark), params, repeat=launches)
+        for name, params, launches in planned:
+            benchmark = get(name)
+            runner.measure(benchmark, declared(benchmark, params), repeat=launches)
     return runner.run_id, run_figures(RunData.load(store, runner.run_id))
