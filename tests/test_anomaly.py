@@ -36,6 +36,12 @@ def test_an_anomaly_needs_all_three_criteria():
     spread = figures((100.0, 99.0, 101.0), (140.0, 139.0, 141.0), (70.0, 69.0, 71.0))
     assert anomalies([*spread, Estimate(125.0, 124.0, 126.0)]) == []
     assert judge(figures(*TYPICAL[:2])) == []  # two figures: not judged
+    assert judge(figures(*TYPICAL, (0.0, 0.0, 0.0))) == []  # no logarithm: not judged
+    zero = [
+        (Estimate(0.0, 0.0, 0.0), Estimate(1.0, 1.0, 1.0)),
+        *[(f, f) for f in figures(*TYPICAL)],
+    ]
+    assert twice(zero, 0, True)[0] is None and not confirmed(twice(zero, 0, True))
 
 
 def test_figures_of_one_distribution_raise_false_alarms_rarely_and_none_after_remeasuring():

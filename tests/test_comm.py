@@ -98,7 +98,8 @@ def np4(tmp_path_factory):
     run_id = store.resolve_run("last")
     documents: dict[str, list[dict]] = {}
     for document in store.result_documents(run_id):
-        documents.setdefault(document["benchmark"], []).append(document)
+        if not document.get("remeasure"):  # a pattern's figures measured again (oversubscribed)
+            documents.setdefault(document["benchmark"], []).append(document)
     (report,) = out.glob("run-*.html")
     return documents, stdout.getvalue(), report.read_text(), db
 

@@ -34,9 +34,10 @@ the rule in each of them, in the same direction, against the other figures each 
 better of its two measurements (the lower latency or slowdown, the higher bandwidth: a
 disturbance only makes a figure worse, so the best of repeated measurements is the least
 disturbed; Chen & Revels 2016): a transient disturbance of figure i touches one of its
-measurements only, and one of another figure is dropped with its worse measurement. A figure that passed in the first
-measurement and not in both is withdrawn. On one distribution (tests/test_anomaly.py) the rule
-trips in 0.35 % of the groups and none of these is reported once re-measured.
+measurements only, and one of another figure is dropped with its worse measurement. A figure
+that passed in the first measurement and not in both is withdrawn. On one distribution
+(tests/test_anomaly.py) the rule trips in 0.35 % of the groups and none of these is reported
+once re-measured.
 """
 
 from __future__ import annotations
@@ -185,9 +186,10 @@ def best_of(first: Estimate, again: Estimate, higher_is_worse: bool) -> Estimate
 
 def twice(
     measured: Sequence[tuple[Estimate, Estimate]], index: int, higher_is_worse: bool
-) -> tuple[Verdict, Verdict]:
+) -> tuple[Verdict | None, Verdict | None]:
     """Figure `index` judged at each of its two measurements against the other figures, each
-    at the better of its two (the group of at least three figures)."""
+    at the better of its two (the group of at least three figures; None: not judged, a value
+    that is not positive)."""
     others = [
         best_of(first, again, higher_is_worse)
         for j, (first, again) in enumerate(measured)
@@ -195,13 +197,16 @@ def twice(
     ]
     verdicts = []
     for own in measured[index]:
-        verdicts.append(judge([*others[:index], own, *others[index:]])[index])
+        judged = judge([*others[:index], own, *others[index:]])
+        verdicts.append(judged[index] if judged else None)
     return verdicts[0], verdicts[1]
 
 
-def confirmed(verdicts: tuple[Verdict, Verdict]) -> bool:
+def confirmed(verdicts: tuple[Verdict | None, Verdict | None]) -> bool:
     """Both measurements pass the rule, in the same direction."""
     first, again = verdicts
+    if first is None or again is None:
+        return False
     return first.anomalous and again.anomalous and (first.relative > 0) == (again.relative > 0)
 
 

@@ -283,8 +283,8 @@ def _confirmed(
     by_subject = {f.subject: f for f in again}
     both = [(f, by_subject[f.subject]) for f in figures if f.subject in by_subject]
     tripped = {figures[v.index].subject for v in verdicts if v.anomalous}
-    found = []
-    if len(both) < MIN_GROUP:
+    found: list[Anomaly] = []
+    if len(both) < MIN_GROUP or not verdicts:
         return found
     measured = [(first.estimate, second.estimate) for first, second in both]
     for index, (first, second) in enumerate(both):
