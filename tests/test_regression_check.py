@@ -249,3 +249,11 @@ def test_a_remeasurement_takes_the_parameters_the_benchmark_declares():
     kept = declared(get("parbench.kernel"), written)
     assert "mode" not in kept and "file" not in kept
     assert kept["kernel"] == "triad" and kept["cpus"] == [0] and kept["samples"] == 3
+
+
+def test_remeasure_refuses_a_run_of_another_machine(cli):
+    record(cli.db, BASE, seed=0)
+    record(cli.db, {"latency_ns": (80.0, 0.01), "bandwidth_Bps": (10e9, 0.01)}, seed=1)
+    said = cli("check", "2", "--against", "1", "--remeasure")
+    assert said.code == 2 and "--remeasure measures on this machine" in said.err
+    assert len(Store(cli.db, read_only=True).runs()) == 2  # no run was opened
