@@ -133,11 +133,17 @@ def judge(
                 low,
                 high,
                 far=abs(z) > z_limit,
-                significant=figure.ci_lo > high or figure.ci_hi < low,
+                significant=disjoint(figure.ci_lo, figure.ci_hi, low, high),
                 large=abs(relative) > min_effect,
             )
         )
     return verdicts
+
+
+def disjoint(lo: float, hi: float, other_lo: float, other_hi: float) -> bool:
+    """The project's one significance test (criterion (2)): two 95 % intervals that do not
+    overlap. perfatlas.regression judges a figure against its baseline by it too."""
+    return lo > other_hi or hi < other_lo
 
 
 def group_interval(others: Sequence[Estimate]) -> tuple[float, float]:

@@ -1,5 +1,5 @@
-"""The perfatlas command line: run, measure, sweep, list, show, report, profile, compare, export,
-topo, doctor."""
+"""The perfatlas command line: run, measure, sweep, list, show, report, profile, compare, check,
+baseline, export, topo, doctor."""
 
 from __future__ import annotations
 
@@ -358,6 +358,65 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.report:
         path = write_comparison_report(store, run_a, run_b, args.expect, Path(args.report))
         print(f"report: {path.resolve()}")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """A run against a baseline: exit 0 (no regression), 1 (a significant regression beyond the
+    tolerance), 2 (bad input). Reads the store read-only unless --remeasure (a new run)."""
+    from perfatlas.regression.check import check
+    from perfatlas.regression.junit import write_junit
+    from perfatlas.regression.remeasure import remeasure
+    from perfatlas.regression.table import verdict_table
+    from perfatlas.regression.verdicts import confirm, exit_status, parse_tolerance
+    from perfatlas.views import console
+
+    tolerance = parse_tolerance(args.tolerance)
+    metrics = [m.strip() for m in (args.metrics or "").split(",") if m.strip()]
+    _output_file(args.junit, "the JUnit XML (--junit)")
+    store = _store(args, read_only=not args.remeasure)
+    found = check(store, args.run, args.against, tolerance, metrics, args.any_machine)
+    rows = found.rows
+    if args.remeasure:
+        again = remeasure(store, found.run_id, rows, args.executor)
+        if again is not None:
+            rows = confirm(rows, again[1], tolerance, again[0])
+    title = f"run {found.run_id} against {found.against}, tolerance {tolerance:.1%}"
+    console.print(verdict_table(rows, title))
+    tally = {v: sum(r.verdict == v for r in rows) for v in dict.fromkeys(r.verdict for r in rows)}
+    console.print(", ".join(f"{n} {v}" for v, n in tally.items()))
+    if args.junit:
+        write_junit(rows, f"perfatlas check: {title}", args.junit)
+    return exit_status(rows)
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    from perfatlas.regression.check import baseline_name
+    from perfatlas.views import console, titled_table
+
+    if args.action == "list":
+        if args.name or args.run:
+            raise UserError("'baseline list' takes no name or run")
+        store = _store(args, read_only=True)
+        table = titled_table("baselines", "name", "run", "host", "started", "status")
+        for name, run_id in store.baselines().items():
+            run = store.run(run_id)
+            table.add_row(name, str(run_id), run["host"], run["started"], run["status"])
+        console.print(table)
+        return 0
+    if not args.name or (args.action == "set") != bool(args.run):
+        usage = "'baseline set NAME RUN'" if args.action == "set" else "'baseline rm NAME'"
+        raise UserError(f"give {usage}")
+    name = baseline_name(args.name)
+    store = _store(args)
+    if args.action == "rm":
+        run_id = store.remove_baseline(name)
+        console.print(f"baseline {name} removed (run {run_id} is kept)")
+        return 0
+    run_id = store.resolve_run(args.run)
+    before = store.set_baseline(name, run_id)
+    was = f" (was run {before})" if before is not None and before != run_id else ""
+    console.print(f"baseline {name} is run {run_id}{was}")
     return 0
 
 
@@ -724,6 +783,35 @@ def build_parser() -> argparse.ArgumentParser:
         "it and the report draws it",
     )
     p.add_argument("--report", metavar="FILE", help="also write the comparison as an HTML report")
+    p = command(
+        "check",
+        cmd_check,
+        "check a run against a baseline: exit 0 (no regression), 1 (a significant regression "
+        "beyond the tolerance), 2 (bad input)",
+    )
+    p.add_argument("run", help="run id or 'last'")
+    p.add_argument("--against", required=True, help="a baseline's name or a run id")
+    p.add_argument(
+        "--tolerance", default="5%", help="worse by more than this is a regression (default 5%%)"
+    )
+    p.add_argument("--metrics", help="only these metrics or finding kinds, comma-separated")
+    p.add_argument(
+        "--any-machine",
+        action="store_true",
+        help="compare with a baseline measured on another machine (another fingerprint)",
+    )
+    p.add_argument(
+        "--remeasure",
+        action="store_true",
+        help="measure what regressed once more (a new run); a regression stands only if the "
+        "better of the two measurements still is one",
+    )
+    p.add_argument("--junit", metavar="FILE", help="also write the verdicts as JUnit XML")
+    _launch_arguments(p)
+    p = command("baseline", cmd_baseline, "name a run as a baseline for 'perfatlas check'")
+    p.add_argument("action", choices=("set", "list", "rm"))
+    p.add_argument("name", nargs="?", help="the baseline's name (set, rm)")
+    p.add_argument("run", nargs="?", help="run id or 'last' (set)")
     p = command(
         "export",
         cmd_export,

@@ -32,7 +32,7 @@ from perfatlas.errors import UserError
 from perfatlas.stats import summarize
 from perfatlas.warning import WarningRecord, records_from_json, records_to_json
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 _RESULT_COLUMNS = (
     "id, run_id, benchmark, params, metric, unit, samples, n, median, ci_lo, ci_hi, min, max,"
     " not_measurable, warnings, document"
@@ -173,6 +173,15 @@ CREATE TABLE IF NOT EXISTS findings (
     run_id   INTEGER NOT NULL UNIQUE REFERENCES runs(id),
     computed TEXT NOT NULL,     -- when
     document TEXT NOT NULL      -- perfatlas.findings/1 JSON
+);
+""",
+    # Version 7: named baselines of regression checks (perfatlas baseline, perfatlas check;
+    # docs/guide/regression-checks.md). A new table: every run and result is kept as it was.
+    7: """
+CREATE TABLE IF NOT EXISTS baselines (
+    name    TEXT PRIMARY KEY,   -- perfatlas.safe_names rule, never a number or 'last'
+    run_id  INTEGER NOT NULL REFERENCES runs(id),
+    created TEXT NOT NULL
 );
 """,
 }
@@ -681,6 +690,41 @@ class Store:
                     f"findings of run {run_id} in {self.path} are damaged ({bad}): recomputed"
                 )
         return None
+
+    # -- baselines (perfatlas baseline, perfatlas check) --------------------------------------
+    @_writes
+    def set_baseline(self, name: str, run_id: int) -> int | None:
+        """Name run `run_id` baseline `name`; returns the run it named before, if any."""
+        before = self.baselines().get(name)
+        with self.db:
+            self.db.execute(
+                "INSERT INTO baselines (name, run_id, created) VALUES (?, ?, ?)"
+                " ON CONFLICT (name) DO UPDATE SET run_id = excluded.run_id,"
+                " created = excluded.created",
+                (name, self.run(run_id)["id"], _now()),
+            )
+        return before
+
+    @_writes
+    def remove_baseline(self, name: str) -> int:
+        """Forget baseline `name` (its run is kept); returns the run it named."""
+        run_id = self.baseline(name)
+        with self.db:
+            self.db.execute("DELETE FROM baselines WHERE name = ?", (name,))
+        return run_id
+
+    def baselines(self) -> dict[str, int]:
+        """Baseline names and their runs."""
+        rows = self.db.execute("SELECT name, run_id FROM baselines ORDER BY name").fetchall()
+        return {name: int(run_id) for name, run_id in rows}
+
+    def baseline(self, name: str) -> int:
+        """The run of baseline `name`, or one sentence naming those there are."""
+        found = self.baselines()
+        if name not in found:
+            known = ", ".join(found) or "none yet ('perfatlas baseline set NAME RUN')"
+            raise UserError(f"no baseline named {name!r} in {self.path}; baselines: {known}")
+        return found[name]
 
     # -- profiles (perfatlas profile) ---------------------------------------------------------
     @_writes
