@@ -3,6 +3,7 @@ by the summary_*.py modules of the domain packages) and the topology."""
 
 from __future__ import annotations
 
+from perfatlas.findings.compute import run_findings
 from perfatlas.machine import Machine, cache_rows
 from perfatlas.memory.analysis_levels import hwloc_caches
 from perfatlas.report.data import RunData, params_label, warning_tally
@@ -47,7 +48,7 @@ def print_summary(store: Store, run_id: int) -> None:
         console.print(
             f"[yellow]not measurable here[/] {r.benchmark} {params_label(r)}: {r.not_measurable}"
         )
-    found = data.findings.findings
+    found = run_findings(data).findings
     if found:
         attention = sum(1 for f in found if f.severity != "info")
         console.print(

@@ -62,7 +62,14 @@ def store_findings(store: Store, run_id: int) -> RunFindings:
 
 
 def run_findings(data: RunData) -> RunFindings:
-    """The findings stored with the run, or, where it has none, recomputed from its results."""
+    """The findings stored with the run, or, where it has none, recomputed from its results;
+    once per RunData (the report's sections that state a conclusion take it from here)."""
+    if "findings" not in data.memo:
+        data.memo["findings"] = _run_findings(data)
+    return data.memo["findings"]
+
+
+def _run_findings(data: RunData) -> RunFindings:
     run_id = int(data.run["id"])
     stored = data.stored_findings
     if stored is not None:

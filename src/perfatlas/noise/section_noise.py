@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from perfatlas.findings.compute import run_findings
 from perfatlas.noise import analysis
 from perfatlas.noise.findings_noise import slowdown_text
 from perfatlas.noise.series import CoreNoise, NoiseMeasurement, noise_measurements
@@ -304,7 +305,7 @@ def _trace_figure(measurements: list[NoiseMeasurement]) -> str:
 
 def _core_rows(measurements: list[NoiseMeasurement], data: RunData) -> list[list[str]]:
     """A row per PU; its slowdown as the run's noise.slowdown finding states it."""
-    slowdowns = data.findings.of_results("noise.slowdown")
+    slowdowns = run_findings(data).of_results("noise.slowdown")
     rows = []
     for m in measurements:
         for core in m.cores:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from perfatlas.findings.compute import run_findings
 from perfatlas.noise.analysis import GRANULARITIES_NS, PROCESSES
 from perfatlas.noise.findings_noise import slowdown_text
 from perfatlas.noise.series import noise_measurements
@@ -18,7 +19,7 @@ def noise_table(data: RunData) -> Table | None:
     measurements = noise_measurements(data)
     if not measurements:
         return None
-    slowdowns = data.findings.of_results("noise.slowdown")  # the slowdown as found
+    slowdowns = run_findings(data).of_results("noise.slowdown")  # the slowdown as found
     widest = max(PROCESSES)
     table = titled_table(
         f"OS noise (BSP: expected slowdown of supersteps of g on P={widest:.0e} processes)",

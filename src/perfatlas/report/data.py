@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -16,9 +16,6 @@ from perfatlas.memory.analysis_levels import Cache, hwloc_caches
 from perfatlas.store import Result, Store, pool_launches
 from perfatlas.units import format_cpu_list, format_size, parse_cpu_list
 from perfatlas.warning import Kind
-
-if TYPE_CHECKING:
-    from perfatlas.findings.compute import RunFindings
 
 
 def params_label(result: Result) -> str:
@@ -54,6 +51,8 @@ class RunData:
     scenarios: list[dict[str, Any]] = field(default_factory=list)  # Store.scenarios
     comparison: Comparison | None = None  # perfatlas compare: this run (B) against another (A)
     stored_findings: dict[str, Any] | None = None  # Store.findings (perfatlas.findings)
+    # what analyses computed once for the whole report (perfatlas.findings.compute.run_findings)
+    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def load(cls, store: Store, run_id: int) -> RunData:
@@ -69,14 +68,6 @@ class RunData:
     def results(self) -> list[Result]:
         """One result per measurement: the launches of a point pooled."""
         return pool_launches(self.launches)
-
-    @cached_property
-    def findings(self) -> RunFindings:
-        """The run's findings (perfatlas.findings): stored with it, else recomputed from its
-        results. Sections that state a conclusion take it from here."""
-        from perfatlas.findings.compute import run_findings
-
-        return run_findings(self)
 
     @cached_property
     def caches(self) -> list[Cache]:

@@ -3,6 +3,7 @@ that `perfatlas show` prints and `export` writes (perfatlas.findings)."""
 
 from __future__ import annotations
 
+from perfatlas.findings.compute import run_findings
 from perfatlas.findings.render import value_text
 from perfatlas.report.blocks import Block, Details, Note, Table
 from perfatlas.report.data import RunData
@@ -13,7 +14,7 @@ OPEN_LIMIT = 40  # more findings than this: the table starts folded
 
 @section("findings", "Findings", order=12)
 def findings_section(data: RunData) -> list[Block]:
-    found = data.findings
+    found = run_findings(data)
     if not found.findings:
         return []
     attention = [f for f in found.findings if f.severity != "info"]
