@@ -46,8 +46,17 @@ class PeerRow:
 
     @property
     def met(self) -> bool:
+        """The median meets the goal."""
         op, threshold = self.goal.split()
         return _GOALS[op](self.value, float(threshold))
+
+    @property
+    def verdict(self) -> str:
+        """yes / no where the whole interval meets or misses the goal; else "yes?" or "no?" (the
+        interval holds the goal: the median's side, not established by the measurement)."""
+        op, threshold = self.goal.split()
+        meets = [_GOALS[op](bound, float(threshold)) for bound in (self.ci_lo, self.ci_hi)]
+        return "yes" if all(meets) else "no" if not any(meets) else "yes?" if self.met else "no?"
 
 
 def goal_is_valid(goal: str) -> bool:
@@ -113,7 +122,7 @@ def _cells(row: PeerRow) -> list[str]:
         row.unit,
         f"{row.value:.3f} [{row.ci_lo:.3f}, {row.ci_hi:.3f}]",
         row.goal,
-        "yes" if row.met else "NO",
+        row.verdict,
     ]
 
 
