@@ -32,7 +32,7 @@ SCRIPTS = {
     "peakflops_compare": [],
     "hpcc_compare": [],
     "ipm_overhead": [],
-    "madbench_dgemm": [],
+    "madbench_dgemm": ["--overlap", "0,1"],
     "spsolve_overhead": [],
 }
 BEGIN = "<!-- BEGIN peers table (bench/peers.py --doc) -->"
