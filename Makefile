@@ -205,11 +205,10 @@ fuzz: deps fuzz-build
 	        tests/data/fuzz/$$t tests/data/fuzz/regressions/$$t || exit 1; \
 	done
 
+# Every peer comparison (bench/peers.py's SCRIPTS), then one table of all their ratios;
+# BENCH_DOC=docs/guide/peers.md also writes that table, the machine and the date into the page.
 bench: install
-	$(PY) bench/likwid_compare.py
-	$(PY) bench/peakflops_compare.py
-	$(PY) bench/hpcc_compare.py
-	$(PY) bench/spsolve_overhead.py
+	$(PY) bench/peers.py $(if $(BENCH_DOC),--doc $(BENCH_DOC))
 
 clean:
 	rm -rf build site $(VENV) $(OUT)

@@ -28,6 +28,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from peer_rows import record_ratio
+
 from perfatlas.benchmarks import get
 from perfatlas.launchers import LaunchOptions, get_launcher
 from perfatlas.machine import Machine
@@ -166,7 +168,9 @@ def main() -> None:
         ("best: fastest sample / hpcc max bandwidth", "best_bw", ">= 1"),
     ]
     for label, key, goal in rows:
-        r = ratio(ours[key], theirs[key])
+        r = record_ratio(
+            "hpcc_compare", f"MPI {label}", "hpcc PingPong", ours[key], theirs[key], goal, 1
+        )
         print(
             f"{label:44s} {median(ours[key]):10.3f} {median(theirs[key]):10.3f}  "
             f"{r.median:.3f} [{r.ci_lo:.3f}, {r.ci_hi:.3f}]  {goal}"

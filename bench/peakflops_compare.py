@@ -20,10 +20,11 @@ import shutil
 import subprocess
 import sys
 
+from peer_rows import record_ratio
+
 from perfatlas.benchmarks import get
 from perfatlas.cpu.bench_peakflops import kernel_of
 from perfatlas.machine import Machine
-from perfatlas.stats import ratio
 
 # perfatlas ISA -> likwid-bench kernel (double precision; single adds "_sp" after "peakflops").
 LIKWID = {
@@ -101,7 +102,10 @@ def main() -> None:
                 for _ in range(args.rounds):
                     ours.append(perfatlas_rate(isa, precision, threads, machine))
                     theirs.append(likwid_rate(name, threads, iterations)[0])
-                r = ratio(ours, theirs)
+                r = record_ratio(
+                    "peakflops_compare", f"peak flops, {precision} {isa}", f"likwid-bench {name}",
+                    [x / 1e9 for x in ours], [x / 1e9 for x in theirs], ">= 1", threads, "Gflop/s",
+                )  # fmt: skip
                 label = f"{precision} {isa} / {name}"
                 print(
                     f"{label:40s} {threads:7d} {sorted(ours)[len(ours) // 2] / 1e9:18.2f} "

@@ -151,6 +151,28 @@ def test_shared_io_and_throttling_give_the_same_results():
         assert np.allclose(files["derived"][key], shared["derived"][key], rtol=1e-12), key
 
 
+def test_overlapped_w_io_gives_the_same_files_and_results(tmp_path):
+    """overlap=1 (W reads dS/dC_b+1 and writes W_b-1 on a helper thread behind pdgemm) against
+    overlap=0 (MADbench's order): the same W_b files and results; where tokens order the I/O
+    (rmod > 1), with MPI-IO or with fewer than 3 bins the waited order runs."""
+    docs = {}
+    for overlap in (0, 1):
+        (tmp_path / str(overlap)).mkdir()
+        docs[overlap] = madbench(
+            1, *SMALL, f"overlap={overlap}", "keep=1", f"dir={tmp_path / str(overlap)}"
+        )
+    assert docs[1]["derived"]["w_io_overlapped"] is True
+    assert docs[0]["derived"]["w_io_overlapped"] is False
+    for kind in ("dSdC.0", "W.0"):
+        assert (tmp_path / "0" / kind).read_bytes() == (tmp_path / "1" / kind).read_bytes(), kind
+    for key in ("fisher", "dLdC", "spectrum_correction", "trace_W", "bytes_read", "bytes_written"):
+        assert docs[0]["derived"][key] == docs[1]["derived"][key], key
+    assert_matches_reference(docs[1])
+    two_bins = [word if not word.startswith("nbin=") else "nbin=2" for word in SMALL]
+    for words in ([*SMALL, "rmod=2"], [*SMALL, "io=shared"], two_bins):
+        assert madbench(4, *words)["derived"]["w_io_overlapped"] is False, words
+
+
 def test_the_shared_files_hold_every_matrix_column_major(tmp_path):
     n, nbin = 70, 3
     words = [f"npix={n}", f"nbin={nbin}", "lbin=5", "bsize=16", "repeat=1", "warmup=0"]

@@ -37,6 +37,10 @@ static const pa_param params[] = {
      1, 1e6},
     {"bsize", PA_INT, "64", "ScaLAPACK block size: bsize x bsize blocks dealt block-cyclically",
      NULL, 1, 100000},
+    {"overlap", PA_INT, "1",
+     "1: the W phase reads dS/dC_b+1 and writes W_b-1 on a helper thread while pdgemm makes W_b "
+     "(io=files, ngang=1, rmod=wmod=1, nbin >= 3); 0: MADbench's order, each transfer waited for",
+     NULL, 0, 1},
     {"rmod", PA_INT, "1", "at most np/rmod ranks read at once (MADbench RMOD)", NULL, 1, 1e6},
     {"wmod", PA_INT, "1", "at most np/wmod ranks write at once (MADbench WMOD)", NULL, 1, 1e6},
     {"io", PA_CHOICE, "files",
@@ -62,7 +66,7 @@ static const pa_param params[] = {
 #define PA_DGEMM_SECONDS 0.02
 
 typedef struct {
-    int npix, nbin, lbin, ngang, bsize, rmod, wmod, shared, keep, repeat, warmup;
+    int npix, nbin, lbin, ngang, bsize, rmod, wmod, shared, keep, repeat, warmup, overlap;
     double noise;
     long long seed;
     int q, gang_rows, gang_cols;
@@ -82,6 +86,7 @@ static void read_setup(setup *s, const pa_args *args)
         .wmod = (int)pa_arg_int(args, "wmod"),
         .shared = !strcmp(pa_arg_text(args, "io"), "shared"),
         .keep = (int)pa_arg_int(args, "keep"),
+        .overlap = (int)pa_arg_int(args, "overlap"),
         .repeat = (int)pa_arg_int(args, "repeat"),
         .warmup = (int)pa_arg_int(args, "warmup"),
         .noise = pa_arg_double(args, "noise"),
@@ -350,6 +355,9 @@ static void write_costs(pa_json *json, const setup *s, const pa_pipeline *p, con
                        "npix^2 B of W_b written, per bin (compulsory traffic of each pdgemm); "
                        "write-allocate and the file I/O not counted");
     pa_json_end_object(json);
+    pa_json_key_bool(json, "w_io_overlapped",
+                     p->overlap && p->ngang == 1 && s->nbin >= 3 &&
+                         pa_matrix_file_can_overlap(p->io));
     key_phases(json, "bytes_read", p->bytes_read);
     key_phases(json, "bytes_written", p->bytes_written);
     pa_json_key_string(json, "bytes_definition", "per repetition, all ranks together");
@@ -486,7 +494,7 @@ int main(int argc, char **argv)
     pa_io io;
     pa_io_init(&io, s.shared, s.dir, s.rmod, s.wmod);
     pa_pipeline pipeline;
-    failed |= pa_pipeline_setup(&pipeline, &sky, &io, s.q, s.ngang, s.bsize, s.noise);
+    failed |= pa_pipeline_setup(&pipeline, &sky, &io, s.q, s.ngang, s.bsize, s.noise, s.overlap);
     MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     pa_comm_require(&world, !failed,
                     "out of memory for npix=%d and nbin=%d on %d ranks: use fewer pixels or bins, "

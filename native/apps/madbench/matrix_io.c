@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,7 +120,9 @@ static size_t share_bytes(const pa_matrix_file *file)
     return pa_matrix_local_count(file->layout) * sizeof(double);
 }
 
-static void posix_transfer(pa_matrix_file *file, int bin, double *share, int writing)
+/* pread or pwrite of bin b's share, whole; NULL, or why it failed (strerror's or ours). Makes no
+ * MPI call: a helper thread may run it (pa_matrix_file_begin). */
+static const char *posix_transfer(const pa_matrix_file *file, int bin, double *share, int writing)
 {
     size_t total = share_bytes(file), done = 0;
     off_t offset = (off_t)bin * (off_t)total;
@@ -130,11 +133,12 @@ static void posix_transfer(pa_matrix_file *file, int bin, double *share, int wri
         if (moved < 0 && errno == EINTR)
             continue;
         if (moved < 0)
-            broken(file, writing ? "write" : "read", strerror(errno));
+            return strerror(errno);
         if (moved == 0)
-            broken(file, "read", "the file ends early");
+            return "the file ends early";
         done += (size_t)moved;
     }
+    return NULL;
 }
 
 static void mpiio_transfer(pa_matrix_file *file, int bin, double *share, int writing)
@@ -162,10 +166,13 @@ static void transfer(pa_matrix_file *file, int bin, double *share, int writing)
     pa_io *io = file->io;
     int concurrent = writing ? io->writers : io->readers;
     token_wait(io, concurrent);
-    if (io->shared)
+    if (io->shared) {
         mpiio_transfer(file, bin, share, writing);
-    else
-        posix_transfer(file, bin, share, writing);
+    } else {
+        const char *why = posix_transfer(file, bin, share, writing);
+        if (why)
+            broken(file, writing ? "write" : "read", why);
+    }
     token_pass(io, concurrent);
     *(writing ? &io->bytes_written : &io->bytes_read) += (double)share_bytes(file);
 }
@@ -178,6 +185,42 @@ void pa_matrix_file_write(pa_matrix_file *file, int bin, const double *share)
 void pa_matrix_file_read(pa_matrix_file *file, int bin, double *share)
 {
     transfer(file, bin, share, 0);
+}
+
+int pa_matrix_file_can_overlap(const pa_io *io)
+{
+    return !io->shared && io->readers == io->size && io->writers == io->size;
+}
+
+static void *run_transfers(void *context)
+{
+    pa_matrix_async *async = context;
+    for (int k = 0; k < async->count; k++) {
+        const pa_matrix_job *job = &async->jobs[k];
+        async->why[k] = posix_transfer(job->file, job->bin, job->share, job->writing);
+    }
+    return NULL;
+}
+
+void pa_matrix_file_begin(pa_matrix_async *async)
+{
+    async->running = pthread_create(&async->thread, NULL, run_transfers, async) == 0;
+    if (!async->running) /* no thread to be had: the same transfers, in this thread */
+        run_transfers(async);
+}
+
+void pa_matrix_file_end(pa_matrix_async *async)
+{
+    if (async->running)
+        pthread_join(async->thread, NULL);
+    for (int k = 0; k < async->count; k++) {
+        const pa_matrix_job *job = &async->jobs[k];
+        if (async->why[k])
+            broken(job->file, job->writing ? "write" : "read", async->why[k]);
+        *(job->writing ? &job->file->io->bytes_written : &job->file->io->bytes_read) +=
+            (double)share_bytes(job->file);
+    }
+    *async = (pa_matrix_async){0};
 }
 
 void pa_matrix_file_close(pa_matrix_file *file)

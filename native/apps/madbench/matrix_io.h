@@ -17,6 +17,7 @@
 #define PA_MADBENCH_MATRIX_IO_H
 
 #include <mpi.h>
+#include <pthread.h>
 
 #include "grid.h"
 
@@ -50,6 +51,27 @@ void pa_matrix_file_open(pa_matrix_file *file, pa_io *io, const char *name,
 void pa_matrix_file_write(pa_matrix_file *file, int bin, const double *share);
 void pa_matrix_file_read(pa_matrix_file *file, int bin, double *share);
 void pa_matrix_file_close(pa_matrix_file *file);
+
+/* Transfers that overlap computation: pa_matrix_file_begin runs the listed reads and writes, in
+ * order, on a helper thread (POSIX pread/pwrite, no MPI call on it), pa_matrix_file_end waits for
+ * them, counts their bytes and reports a failure (one sentence, MPI_Abort). Only where no token
+ * orders the ranks' I/O: io=files without throttling (pa_matrix_file_can_overlap). */
+#define PA_MATRIX_JOBS 2
+typedef struct {
+    pa_matrix_file *file;
+    int bin, writing;
+    double *share;
+} pa_matrix_job;
+typedef struct {
+    pa_matrix_job jobs[PA_MATRIX_JOBS];
+    int count;
+    const char *why[PA_MATRIX_JOBS]; /* NULL, or why job k failed */
+    int running;                     /* a helper thread runs them */
+    pthread_t thread;
+} pa_matrix_async;
+int pa_matrix_file_can_overlap(const pa_io *io);
+void pa_matrix_file_begin(pa_matrix_async *async);
+void pa_matrix_file_end(pa_matrix_async *async);
 /* Removes the files of kind `name`; collective. */
 void pa_matrix_file_remove(pa_io *io, const char *name);
 

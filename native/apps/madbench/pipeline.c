@@ -26,9 +26,9 @@ void pa_gang_shape(int processes, int *rows, int *cols)
 }
 
 int pa_pipeline_setup(pa_pipeline *p, const pa_sky *sky, pa_io *io, int q, int ngang, int nb,
-                      double noise)
+                      double noise, int overlap)
 {
-    *p = (pa_pipeline){.sky = sky, .io = io, .noise = noise, .ngang = ngang};
+    *p = (pa_pipeline){.sky = sky, .io = io, .noise = noise, .ngang = ngang, .overlap = overlap};
     int n = sky->npix, nbin = sky->nbin, failed = 0;
     pa_grid_square(&p->world, q);
     failed |= pa_matrix_alloc(&p->inverse, &p->world, n, nb);
@@ -249,13 +249,38 @@ static void remap(const pa_pipeline *p, int g, pa_block_matrix *world, pa_block_
                   world->desc, context);
 }
 
+/* The W phase with its I/O overlapped (ngang = 1): while pdgemm makes W_b, a helper thread
+ * writes W_{b-1} and reads dS/dC_{b+1} (double buffering, as out-of-core codes hide their I/O
+ * behind computation). The second buffers are two of dLdC's W_b matrices (same layout), unused
+ * until dLdC reads every W_b back: no memory is added. The same products, bins and files as the
+ * synchronous order; only the waiting goes. */
+static void overlapped_w(pa_pipeline *p, pa_matrix_file *in, pa_matrix_file *out)
+{
+    int nbin = p->sky->nbin;
+    pa_block_matrix *s[2] = {&p->s, &p->all_w[0]}, *w[2] = {&p->w, &p->all_w[1]};
+    pa_matrix_file_read(in, 0, s[0]->local);
+    for (int b = 0; b < nbin; b++) {
+        pa_matrix_async async = {0};
+        if (b > 0)
+            async.jobs[async.count++] = (pa_matrix_job){out, b - 1, 1, w[(b - 1) % 2]->local};
+        if (b + 1 < nbin)
+            async.jobs[async.count++] = (pa_matrix_job){in, b + 1, 0, s[(b + 1) % 2]->local};
+        pa_matrix_file_begin(&async);
+        multiply(&p->inverse, s[b % 2], w[b % 2]);
+        pa_matrix_file_end(&async);
+    }
+    pa_matrix_file_write(out, nbin - 1, w[(nbin - 1) % 2]->local);
+}
+
 static void phase_w(pa_pipeline *p)
 {
     pa_matrix_file in, out;
     pa_matrix_file_open(&in, p->io, "dSdC", &p->s, 0);
     pa_matrix_file_open(&out, p->io, "W", &p->w, 1);
     int nbin = p->sky->nbin;
-    if (p->ngang == 1) {
+    if (p->ngang == 1 && p->overlap && nbin >= 3 && pa_matrix_file_can_overlap(p->io)) {
+        overlapped_w(p, &in, &out);
+    } else if (p->ngang == 1) {
         for (int b = 0; b < nbin; b++) {
             pa_matrix_file_read(&in, b, p->s.local);
             multiply(&p->inverse, &p->s, &p->w);

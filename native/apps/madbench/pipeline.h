@@ -40,6 +40,7 @@ typedef struct {
     pa_io *io;
     double noise; /* white-noise variance per pixel */
     int ngang, gang;
+    int overlap; /* W: I/O behind pdgemm where it can (pipeline.c, overlapped_w) */
     pa_grid world, gang_grid;
     pa_block_matrix inverse, s, w;                /* world grid: D (then D^-1), dS/dC_b, W_b */
     pa_block_matrix gang_inverse, gang_s, gang_w; /* ngang > 1: the same on this gang's grid */
@@ -54,9 +55,10 @@ typedef struct {
     double bytes_read[PA_PHASES], bytes_written[PA_PHASES]; /* all processes */
 } pa_pipeline;
 
-/* Grids and memory; collective. Returns -1 when memory runs out (on any process). */
+/* Grids and memory; collective. Returns -1 when memory runs out (on any process). overlap: the W
+ * phase reads and writes behind its pdgemms where it can (ngang = 1, io=files, no throttling). */
 int pa_pipeline_setup(pa_pipeline *p, const pa_sky *sky, pa_io *io, int q, int ngang, int nb,
-                      double noise);
+                      double noise, int overlap);
 void pa_pipeline_free(pa_pipeline *p);
 /* Runs one phase on every process; returns its wall time, the slowest process's, from a common
  * barrier. A failed check is one sentence and exit status 3. */

@@ -4,6 +4,7 @@
  * clock_gettime (not MPI_Wtime, which the profiler may wrap):
  *   pingpong:  rank 0 MPI_Send of 0 bytes, rank 1 MPI_Recv then MPI_Send back, rank 0 MPI_Recv;
  *              four MPI calls, and four profiler shims, on the critical path of an iteration;
+ *   pingpong8: the same with 8 bytes (one MPI_DOUBLE): the shims also size the message;
  *   allreduce: MPI_Allreduce of one double on both ranks; one shim per rank per iteration;
  *   proc_null: MPI_Send of 0 bytes to MPI_PROC_NULL on both ranks: no communication at all, so
  *              the difference with and without the profiler is its shim alone, free of the
@@ -25,18 +26,26 @@ static double now_ns(void)
     return 1e9 * (double)ts.tv_sec + (double)ts.tv_nsec;
 }
 
-static void pingpong(int rank, long calls)
+/* A ping-pong of `bytes` bytes (one double when 8: the received size is read from the status). */
+static void pingpong_of(int rank, long calls, int bytes)
 {
+    double message = 0;
+    void *buffer = bytes ? &message : NULL;
+    MPI_Datatype type = bytes ? MPI_DOUBLE : MPI_BYTE;
+    int count = bytes ? 1 : 0;
     for (long i = 0; i < calls; i++) {
         if (rank == 0) {
-            MPI_Send(NULL, 0, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
-            MPI_Recv(NULL, 0, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buffer, count, type, 1, 0, MPI_COMM_WORLD);
+            MPI_Recv(buffer, count, type, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else {
-            MPI_Recv(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+            MPI_Recv(buffer, count, type, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buffer, count, type, 0, 0, MPI_COMM_WORLD);
         }
     }
 }
+
+static void pingpong(int rank, long calls) { pingpong_of(rank, calls, 0); }
+static void pingpong8(int rank, long calls) { pingpong_of(rank, calls, 8); }
 
 static void allreduce(int rank, long calls)
 {
@@ -90,6 +99,7 @@ int main(int argc, char **argv)
         const char *name;
         void (*loop)(int, long);
     } loops[] = {{"pingpong", pingpong},
+                 {"pingpong8", pingpong8},
                  {"allreduce", allreduce},
                  {"proc_null", proc_null},
                  {"test_poll", test_poll}};
