@@ -37,7 +37,7 @@ static const pa_param params[] = {
      1, 1e6},
     {"bsize", PA_INT, "64", "ScaLAPACK block size: bsize x bsize blocks dealt block-cyclically",
      NULL, 1, 100000},
-    {"overlap", PA_INT, "1",
+    {"overlap", PA_INT, "0",
      "1: the W phase reads dS/dC_b+1 and writes W_b-1 on a helper thread while pdgemm makes W_b "
      "(io=files, ngang=1, rmod=wmod=1, nbin >= 3); 0: MADbench's order, each transfer waited for",
      NULL, 0, 1},
