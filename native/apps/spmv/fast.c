@@ -6,14 +6,16 @@
  * processors with wide SIMD units", SIAM J. Sci. Comput. 36(5), 2014):
  *
  *   csr_unroll  rows split between the threads by nonzeros (not by rows), each row summed with
- *               four independent accumulators (the FMA latency chain of one sum cut in four)
- *   csr_simd    the same split, each row summed by SIMD gathers of x: 8 doubles per AVX-512
- *               instruction (masked tail), 4 per AVX2 one; "not measurable" in a build without
- *               either (aarch64: the portable csr_unroll is the same kernel there)
+ *               eight independent accumulators (the FMA latency chain of one sum cut in eight)
+ *   csr_simd    the same split, each row summed 8 (AVX-512) or 4 (AVX2) products per FMA
+ *               instruction; x's lanes come from scalar loads under AVX-512 (on Zen 4,
+ *               vgatherdpd zmm measured 1.3-2.5x slower than 8 loads: docs/guide/spmv.md) and
+ *               from vgatherdpd ymm under AVX2 alone; "not measurable" in a build without either
+ *               (aarch64: csr_unroll is the portable kernel)
  *   sell        SELL-C-sigma: rows sorted by length within windows of sigma rows, chunks of C rows
  *               stored column by column (padded to the chunk's longest row), C lanes summed at
- *               once (AVX-512 gathers, else portable C the compiler may vectorize); chunks split
- *               between the threads by stored elements, each thread first-touching its own
+ *               once (AVX-512 as csr_simd, else portable C the compiler may vectorize); chunks
+ *               split between the threads by stored elements, each thread first-touching its own
  *
  * All three use at most one thread per NNZ_PER_THREAD nonzeros, and no parallel region for one;
  * 32-bit column indices throughout (pa_block's). */
@@ -79,22 +81,28 @@ static void unrolled_rows(const pa_block *b, int first, int last, double *y)
     const int *rowptr = b->rowptr, *colind = b->colind;
     const double *values = b->values, *x = b->x_all;
     for (int i = first; i < last; i++) {
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        double sum[8] = {0};
         int k = rowptr[i], end = rowptr[i + 1];
-        for (; k + 4 <= end; k += 4) {
-            s0 += values[k] * x[colind[k]];
-            s1 += values[k + 1] * x[colind[k + 1]];
-            s2 += values[k + 2] * x[colind[k + 2]];
-            s3 += values[k + 3] * x[colind[k + 3]];
-        }
+        for (; k + 8 <= end; k += 8)
+            for (int l = 0; l < 8; l++)
+                sum[l] += values[k + l] * x[colind[k + l]];
+        double tail = 0.0;
         for (; k < end; k++)
-            s0 += values[k] * x[colind[k]];
-        y[i] = (s0 + s1) + (s2 + s3);
+            tail += values[k] * x[colind[k]];
+        y[i] = tail +
+               (((sum[0] + sum[1]) + (sum[2] + sum[3])) + ((sum[4] + sum[5]) + (sum[6] + sum[7])));
     }
 }
 
-#if defined(__AVX512F__) && defined(__AVX512VL__)
-#define PA_SIMD_ROWS "AVX-512 (8 doubles per gather)"
+#if defined(__AVX512F__)
+#define PA_SIMD_ROWS "AVX-512 (8 products per FMA, x by scalar loads)"
+/* x[column[0..7]] in one vector, by scalar loads (faster than vgatherdpd zmm on Zen 4). */
+static inline __m512d x_lanes(const double *x, const int *column)
+{
+    return _mm512_set_pd(x[column[7]], x[column[6]], x[column[5]], x[column[4]], x[column[3]],
+                         x[column[2]], x[column[1]], x[column[0]]);
+}
+
 static void simd_rows(const pa_block *b, int first, int last, double *y)
 {
     const int *rowptr = b->rowptr, *colind = b->colind;
@@ -102,34 +110,32 @@ static void simd_rows(const pa_block *b, int first, int last, double *y)
     for (int i = first; i < last; i++) {
         __m512d sum = _mm512_setzero_pd();
         int k = rowptr[i], end = rowptr[i + 1];
-        for (; k + 8 <= end; k += 8) {
-            __m256i index = _mm256_loadu_si256((const __m256i *)(colind + k));
-            sum =
-                _mm512_fmadd_pd(_mm512_loadu_pd(values + k), _mm512_i32gather_pd(index, x, 8), sum);
-        }
-        if (k < end) {
-            __mmask8 tail = (__mmask8)((1u << (end - k)) - 1);
-            __m256i index = _mm256_maskz_loadu_epi32(tail, colind + k);
-            __m512d xs = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), tail, index, x, 8);
-            sum = _mm512_fmadd_pd(_mm512_maskz_loadu_pd(tail, values + k), xs, sum);
-        }
-        y[i] = _mm512_reduce_add_pd(sum);
+        for (; k + 8 <= end; k += 8)
+            sum = _mm512_fmadd_pd(_mm512_loadu_pd(values + k), x_lanes(x, colind + k), sum);
+        double tail = 0.0;
+        for (; k < end; k++)
+            tail += values[k] * x[colind[k]];
+        y[i] = tail + _mm512_reduce_add_pd(sum);
     }
 }
 #elif defined(__AVX2__) && defined(__FMA__)
-#define PA_SIMD_ROWS "AVX2 (4 doubles per gather)"
+#define PA_SIMD_ROWS "AVX2 (4 products per gather and FMA, two accumulators)"
 static void simd_rows(const pa_block *b, int first, int last, double *y)
 {
     const int *rowptr = b->rowptr, *colind = b->colind;
     const double *values = b->values, *x = b->x_all;
     for (int i = first; i < last; i++) {
-        __m256d sum = _mm256_setzero_pd();
+        __m256d even = _mm256_setzero_pd(), odd = _mm256_setzero_pd();
         int k = rowptr[i], end = rowptr[i + 1];
-        for (; k + 4 <= end; k += 4) {
-            __m128i index = _mm_loadu_si128((const __m128i *)(colind + k));
-            sum =
-                _mm256_fmadd_pd(_mm256_loadu_pd(values + k), _mm256_i32gather_pd(x, index, 8), sum);
+        for (; k + 8 <= end; k += 8) {
+            __m128i low = _mm_loadu_si128((const __m128i *)(colind + k));
+            __m128i high = _mm_loadu_si128((const __m128i *)(colind + k + 4));
+            even =
+                _mm256_fmadd_pd(_mm256_loadu_pd(values + k), _mm256_i32gather_pd(x, low, 8), even);
+            odd = _mm256_fmadd_pd(_mm256_loadu_pd(values + k + 4), _mm256_i32gather_pd(x, high, 8),
+                                  odd);
         }
+        __m256d sum = _mm256_add_pd(even, odd);
         __m128d half = _mm_add_pd(_mm256_castpd256_pd128(sum), _mm256_extractf128_pd(sum, 1));
         double total = _mm_cvtsd_f64(_mm_add_sd(half, _mm_unpackhi_pd(half, half)));
         for (; k < end; k++)
@@ -178,19 +184,36 @@ static void *simd_setup(const pa_block *b, int threads, const char **why)
     return split_setup(b, threads, simd_rows);
 #else
     (void)b, (void)threads;
-    *why = "built without AVX2 or AVX-512 (x86 gathers): csr_unroll is the portable kernel";
+    *why = "built without AVX2 or AVX-512 (x86 SIMD): csr_unroll is the portable kernel";
     return NULL;
 #endif
 }
 
-/* Each thread its parts: part t when the runtime gives all `threads`, more when it gives fewer. */
-static double split_product(void *state)
+/* One product: each thread its parts (part t when the runtime gives all `threads`, more when it
+ * gives fewer); no parallel region for one thread. */
+static void split_once(const fast_state *s)
 {
-    fast_state *s = state;
-    uint64_t start = pa_ticks();
-#pragma omp parallel num_threads(s->threads) if (s->threads > 1)
+    if (s->threads == 1) {
+        s->rows(s->b, 0, s->b->rows, s->y);
+        return;
+    }
+#pragma omp parallel num_threads(s->threads)
     for (int t = omp_get_thread_num(); t < s->threads; t += omp_get_num_threads())
         s->rows(s->b, s->bounds[t], s->bounds[t + 1], s->y);
+}
+
+static double split_product(void *state)
+{
+    uint64_t start = pa_ticks();
+    split_once(state);
+    return pa_seconds_since(start);
+}
+
+static double split_products(void *state, long count)
+{
+    uint64_t start = pa_ticks();
+    for (long i = 0; i < count; i++)
+        split_once(state);
     return pa_seconds_since(start);
 }
 
@@ -273,11 +296,9 @@ static void sell_chunks(const fast_state *s, int first, int last)
         double sum[SELL_C];
 #if defined(__AVX512F__)
         __m512d lanes = _mm512_setzero_pd();
-        for (int j = 0; j < s->chunk_width[c]; j++) {
-            __m256i index = _mm256_loadu_si256((const __m256i *)(column + j * SELL_C));
+        for (int j = 0; j < s->chunk_width[c]; j++)
             lanes = _mm512_fmadd_pd(_mm512_loadu_pd(value + j * SELL_C),
-                                    _mm512_i32gather_pd(index, x, 8), lanes);
-        }
+                                    x_lanes(x, column + j * SELL_C), lanes);
         _mm512_storeu_pd(sum, lanes);
 #else
         for (int l = 0; l < SELL_C; l++)
@@ -294,13 +315,29 @@ static void sell_chunks(const fast_state *s, int first, int last)
     }
 }
 
-static double sell_product(void *state)
+static void sell_once(const fast_state *s)
 {
-    fast_state *s = state;
-    uint64_t start = pa_ticks();
-#pragma omp parallel num_threads(s->threads) if (s->threads > 1)
+    if (s->threads == 1) {
+        sell_chunks(s, 0, s->chunks);
+        return;
+    }
+#pragma omp parallel num_threads(s->threads)
     for (int t = omp_get_thread_num(); t < s->threads; t += omp_get_num_threads())
         sell_chunks(s, s->bounds[t], s->bounds[t + 1]);
+}
+
+static double sell_product(void *state)
+{
+    uint64_t start = pa_ticks();
+    sell_once(state);
+    return pa_seconds_since(start);
+}
+
+static double sell_products(void *state, long count)
+{
+    uint64_t start = pa_ticks();
+    for (long i = 0; i < count; i++)
+        sell_once(state);
     return pa_seconds_since(start);
 }
 
@@ -320,9 +357,10 @@ const pa_variant pa_csr_unroll = {
     .name = "csr_unroll",
     .operation = "y = A x",
     .definition = "CSR with `threads` OpenMP threads, rows split between them by nonzeros, each "
-                  "row summed with 4 accumulators",
+                  "row summed with 8 accumulators",
     .setup = unroll_setup,
     .product = split_product,
+    .products = split_products,
     .result = fast_result,
     .remote_operations = pa_no_remote_operations,
     .finish = fast_finish,
@@ -332,9 +370,10 @@ const pa_variant pa_csr_simd = {
     .name = "csr_simd",
     .operation = "y = A x",
     .definition = "CSR with `threads` OpenMP threads, rows split between them by nonzeros, each "
-                  "row summed by SIMD gathers of x (AVX-512 or AVX2)",
+                  "row summed 8 (AVX-512) or 4 (AVX2) products per FMA instruction",
     .setup = simd_setup,
     .product = split_product,
+    .products = split_products,
     .result = fast_result,
     .remote_operations = pa_no_remote_operations,
     .finish = fast_finish,
@@ -347,6 +386,7 @@ const pa_variant pa_sell = {
                   "`threads` OpenMP threads, chunks split between them by stored elements",
     .setup = sell_setup,
     .product = sell_product,
+    .products = sell_products,
     .result = fast_result,
     .remote_operations = pa_no_remote_operations,
     .finish = fast_finish,

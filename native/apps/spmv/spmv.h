@@ -63,6 +63,10 @@ typedef struct {
     /* One product, collective: returns this rank's own time in seconds, synchronization that
      * only separates products (barriers before x or y may change) excluded. */
     double (*product)(void *state);
+    /* Optional, node-level kernels: `count` products in a row, timed once (nothing to exclude
+     * between them; a timer read per product would cost as much as a product of a small matrix).
+     * Returns their seconds. */
+    double (*products)(void *state, long count);
     /* After a product: y at my rows (or the full-length partial). */
     const double *(*result)(void *state);
     /* Remote operations this rank issues per product (gets, accumulates, pairs sent). */
