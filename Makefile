@@ -22,15 +22,20 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build pkg-config python3-venv pyt
         fuzz fuzz-build fuzz-replay
 all: install
 
+# Installs those of the Debian packages $(1) that are missing.
+define install_missing
+@missing=$$(for p in $(1); do \
+    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
+if [ -n "$$missing" ]; then \
+    echo "installing Debian packages:" $$missing; \
+    SUDO=$$( [ $$(id -u) -eq 0 ] || echo sudo ); \
+    $$SUDO apt-get update -qq && \
+    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+fi
+endef
+
 deps:
-	@missing=$$(for p in $(DEBIAN_PACKAGES); do \
-	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	    echo "installing Debian packages:" $$missing; \
-	    SUDO=$$( [ $$(id -u) -eq 0 ] || echo sudo ); \
-	    $$SUDO apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
-	fi
+	$(call install_missing,$(DEBIAN_PACKAGES))
 
 $(VENV)/.deps: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -204,11 +209,21 @@ fuzz: deps fuzz-build
 	        tests/data/fuzz/$$t tests/data/fuzz/regressions/$$t || exit 1; \
 	done
 
-bench: install
+# The peers of bench/ alone, never dependencies of perfatlas (docs/guide/peers.md): librsb
+# (Debian), scipy and Intel MKL (PyPI; MKL has x86-64 wheels only) in the venv.
+BENCH_DEBIAN_PACKAGES := librsb-dev
+BENCH_PYTHON_PACKAGES := scipy $(if $(filter x86_64,$(shell uname -m)),mkl)
+$(VENV)/.bench-deps: $(VENV)/.deps Makefile
+	$(call install_missing,$(BENCH_DEBIAN_PACKAGES))
+	$(PY) -m pip install -q $(BENCH_PYTHON_PACKAGES)
+	touch $@
+
+bench: install $(VENV)/.bench-deps
 	$(PY) bench/likwid_compare.py
 	$(PY) bench/peakflops_compare.py
 	$(PY) bench/hpcc_compare.py
 	$(PY) bench/spsolve_overhead.py
+	$(PY) bench/spmv_compare.py
 
 clean:
 	rm -rf build site $(VENV) $(OUT)

@@ -207,6 +207,31 @@ _HYDRA_SIGNAL = re.compile(r"RUNNING AT (\S+).*?EXIT STRING: [^\n]*\(signal (\d+
 _NONZERO = re.compile(r"process rank (\d+) with PID \d+ on node (\S+) exited with.*status (\d+)")
 
 
+# mpirun arguments that say how ranks are mapped or bound: the user's choice, left alone.
+_BINDING_ARGUMENTS = {"--bind-to", "-bind-to", "--map-by", "-map-by", "--cpus-per-proc",
+                      "--cpus-per-rank", "--rank-by", "--cpu-set"}  # fmt: skip
+
+
+def _cores_per_rank(launch: Launch, np_: int, threads: int, extra: list[str], machine) -> None:
+    """A rank of `threads` OpenMP threads gets `threads` cores: Open MPI binds each rank to one
+    core by default (np <= 2), where its threads would time-share that core. --map-by
+    slot:PE=threads binds each rank to its own `threads` cores; where np x threads exceeds the
+    cores, --bind-to none leaves the threads to the OS (said in a note)."""
+    if threads <= 1 or any(word.split("=")[0] in _BINDING_ARGUMENTS for word in extra):
+        return
+    if "--oversubscribe" in launch.argv:  # Open MPI binds no rank then
+        return
+    cores = int((machine.topology or {}).get("cores") or len(machine.pus))
+    if np_ * threads <= cores:
+        launch.argv += ["--map-by", f"slot:PE={threads}"]
+    else:
+        launch.argv += ["--bind-to", "none"]
+        launch.notes.append(
+            f"np={np_} ranks of threads={threads} exceed the {cores} cores of this host: added "
+            "--bind-to none, so the threads time-share cores"
+        )
+
+
 @register_launcher
 class MpirunLauncher(Launcher):
     name = "mpirun"
@@ -222,6 +247,7 @@ class MpirunLauncher(Launcher):
             argv += ["-f" if flavour.family == "mpich" else "--hostfile", options.hostfile]
         if flavour.family == "openmpi":
             self._openmpi(launch, np_, extra, options, machine)
+            _cores_per_rank(launch, np_, int(params.get("threads") or 1), extra, machine)
         argv += [*extra, str(executable), *args]
         return launch
 
