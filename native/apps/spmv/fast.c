@@ -41,7 +41,7 @@ enum {
 
 /* bounds[0..parts]: consecutive ranges of 0..count-1 with about equal weight, weight of index i
  * being prefix[i + 1] - prefix[i] (a nonzero count: rowptr, or a chunk's stored elements). */
-void pa_split_by_weight(const int *prefix, int count, int parts, int *bounds)
+static void split_by_weight(const int *prefix, int count, int parts, int *bounds)
 {
     long long total = (long long)prefix[count] - prefix[0];
     bounds[0] = 0;
@@ -167,7 +167,7 @@ static void *split_setup(const pa_block *b, int threads, row_range rows)
     fast_state *s = fast_setup(b, threads);
     s->rows = rows;
     s->threads = threads_for(b->nnz, threads);
-    pa_split_by_weight(b->rowptr, b->rows, s->threads, s->bounds);
+    split_by_weight(b->rowptr, b->rows, s->threads, s->bounds);
     return s;
 }
 
@@ -268,7 +268,7 @@ static void *sell_setup(const pa_block *b, int threads, const char **why)
     s->column = pa_alloc(stored ? (size_t)stored : 1, sizeof(int), "the SELL columns");
     s->value = pa_alloc(stored ? (size_t)stored : 1, sizeof(double), "the SELL values");
     s->threads = threads_for(stored, threads);
-    pa_split_by_weight(s->chunk_start, chunks, s->threads, s->bounds);
+    split_by_weight(s->chunk_start, chunks, s->threads, s->bounds);
     /* each thread fills (first-touches) the chunks it multiplies; padding: value 0 at the row's
      * last column (or column 0), a load of x the row makes anyway */
 #pragma omp parallel for schedule(static, 1) num_threads(s->threads)

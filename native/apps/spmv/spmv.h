@@ -77,9 +77,6 @@ typedef struct {
 extern const pa_variant pa_local_gather, pa_local_scatter, pa_csr_threads;
 /* The optional node-level kernels (fast.c, kernels=): checked against the same reference. */
 extern const pa_variant pa_csr_unroll, pa_csr_simd, pa_sell;
-/* bounds[0..parts]: 0..count-1 cut into `parts` consecutive ranges of about equal weight, the
- * weight of i being prefix[i + 1] - prefix[i] (rows by nonzeros: prefix = rowptr). */
-void pa_split_by_weight(const int *prefix, int count, int parts, int *bounds);
 
 /* The local products the variants share (local.c), one thread:
  *   pa_gather_rows   y_i = sum_k a_ik x[column[k]] over my rows i (column: colind for a
