@@ -93,7 +93,8 @@ ARM64_MATRICES ?= ../shared/data/matrices
 ARM64_TESTS ?= tests/test_arm64.py tests/test_native_topology.py tests/test_native_mem.py \
                tests/test_numa_counters.py tests/test_noise.py tests/test_example.py \
                tests/test_comm.py tests/test_ipm.py tests/test_parbench.py tests/test_spsolve.py \
-               tests/test_spmv.py tests/test_madbench.py tests/test_app_sweep.py \
+               tests/test_spmv.py tests/test_spmv_kernels.py tests/test_madbench.py \
+               tests/test_app_sweep.py \
                tests/test_isa.py tests/test_stats.py tests/test_levels.py \
                tests/test_peakflops.py tests/test_core_to_core.py tests/test_loaded_latency.py \
                tests/test_calibrated_topology.py
