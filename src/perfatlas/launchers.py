@@ -98,6 +98,17 @@ class Launch:
     env: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     mpi: str | None = None
+    # mpirun words the launcher chose for the threads of a rank (_cores_per_rank), with their
+    # note: a placement's own binding replaces them (drop_default_binding)
+    default_binding: tuple[list[str], str] | None = None
+
+    def drop_default_binding(self) -> None:
+        if self.default_binding is not None:
+            words, note = self.default_binding
+            at = next(i for i in range(len(self.argv)) if self.argv[i : i + len(words)] == words)
+            del self.argv[at : at + len(words)]
+            self.notes.remove(note)
+            self.default_binding = None
 
     def record(self) -> dict[str, Any]:
         """What every result document carries as "launch" (docs/contract.md)."""
@@ -223,13 +234,17 @@ def _cores_per_rank(launch: Launch, np_: int, threads: int, extra: list[str], ma
         return
     cores = int((machine.topology or {}).get("cores") or len(machine.pus))
     if np_ * threads <= cores:
-        launch.argv += ["--map-by", f"slot:PE={threads}"]
+        words = ["--map-by", f"slot:PE={threads}"]
+        note = f"each rank of threads={threads} bound to {threads} cores of its own"
     else:
-        launch.argv += ["--bind-to", "none"]
-        launch.notes.append(
+        words = ["--bind-to", "none"]
+        note = (
             f"np={np_} ranks of threads={threads} exceed the {cores} cores of this host: added "
             "--bind-to none, so the threads time-share cores"
         )
+    launch.argv += words
+    launch.notes.append(note)
+    launch.default_binding = (words, note)
 
 
 @register_launcher
