@@ -22,15 +22,20 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build pkg-config python3-venv pyt
         fuzz fuzz-build fuzz-replay
 all: install
 
+# Installs those of the Debian packages $(1) that are missing.
+define install_missing
+@missing=$$(for p in $(1); do \
+    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
+if [ -n "$$missing" ]; then \
+    echo "installing Debian packages:" $$missing; \
+    SUDO=$$( [ $$(id -u) -eq 0 ] || echo sudo ); \
+    $$SUDO apt-get update -qq && \
+    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+fi
+endef
+
 deps:
-	@missing=$$(for p in $(DEBIAN_PACKAGES); do \
-	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	    echo "installing Debian packages:" $$missing; \
-	    SUDO=$$( [ $$(id -u) -eq 0 ] || echo sudo ); \
-	    $$SUDO apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
-	fi
+	$(call install_missing,$(DEBIAN_PACKAGES))
 
 $(VENV)/.deps: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -65,8 +70,8 @@ test-mpich: install
 	cmake --build $(MPICH_BUILD) > /dev/null
 	PERFATLAS_MPIRUN=/usr/bin/mpiexec.mpich PERFATLAS_BIN_DIR=$(CURDIR)/$(MPICH_BUILD)/bin \
 	    $(PY) -m pytest -q tests/test_comm.py tests/test_comm_launch.py tests/test_ipm.py tests/test_ipm_hostile.py tests/test_profile.py \
-	        tests/test_ipm_calls.py tests/test_spmv.py tests/test_smi.py tests/test_app_sweep.py \
-	        tests/test_app_hydro.py
+	        tests/test_ipm_calls.py tests/test_spmv.py tests/test_spmv_kernels.py tests/test_smi.py \
+	        tests/test_app_sweep.py tests/test_app_hydro.py
 
 # Arm (aarch64), docs/arm64.md: an arm64 Debian 12 tree whose programs run through qemu-user
 # emulation (ARM64_ROOT_TOOL, a script that makes the tree and runs commands in it with this
@@ -89,7 +94,8 @@ ARM64_MATRICES ?= ../shared/data/matrices
 ARM64_TESTS ?= tests/test_arm64.py tests/test_native_topology.py tests/test_native_mem.py \
                tests/test_numa_counters.py tests/test_noise.py tests/test_example.py \
                tests/test_comm.py tests/test_ipm.py tests/test_parbench.py tests/test_spsolve.py \
-               tests/test_spmv.py tests/test_madbench.py tests/test_app_sweep.py \
+               tests/test_spmv.py tests/test_spmv_kernels.py tests/test_madbench.py \
+               tests/test_app_sweep.py \
                tests/test_isa.py tests/test_stats.py tests/test_levels.py \
                tests/test_peakflops.py tests/test_core_to_core.py tests/test_loaded_latency.py \
                tests/test_calibrated_topology.py
@@ -205,9 +211,18 @@ fuzz: deps fuzz-build
 	        tests/data/fuzz/$$t tests/data/fuzz/regressions/$$t || exit 1; \
 	done
 
+# The peers of bench/ alone, never dependencies of perfatlas (docs/guide/peers.md): librsb
+# (Debian), scipy and Intel MKL (PyPI; MKL has x86-64 wheels only) in the venv.
+BENCH_DEBIAN_PACKAGES := librsb-dev
+BENCH_PYTHON_PACKAGES := scipy $(if $(filter x86_64,$(shell uname -m)),mkl)
+$(VENV)/.bench-deps: $(VENV)/.deps Makefile
+	$(call install_missing,$(BENCH_DEBIAN_PACKAGES))
+	$(PY) -m pip install -q $(BENCH_PYTHON_PACKAGES)
+	touch $@
+
 # Every peer comparison (bench/peers.py's SCRIPTS), then one table of all their ratios;
 # BENCH_DOC=docs/guide/peers.md also writes that table, the machine and the date into the page.
-bench: install
+bench: install $(VENV)/.bench-deps
 	$(PY) bench/peers.py $(if $(BENCH_DOC),--doc $(BENCH_DOC))
 
 clean:

@@ -34,6 +34,7 @@ SCRIPTS = {
     "ipm_overhead": [],
     "madbench_dgemm": ["--overlap", "0,1"],
     "spsolve_overhead": [],
+    "spmv_compare": [],
 }
 BEGIN = "<!-- BEGIN peers table (bench/peers.py --doc) -->"
 END = "<!-- END peers table -->"

@@ -171,6 +171,29 @@ def test_open_mpi_gets_oversubscribe_beyond_the_cores_and_root_permission(machin
         assert "--allow-run-as-root" in launch.argv
 
 
+def test_open_mpi_gives_a_rank_of_threads_that_many_cores(machine):
+    """Open MPI binds a rank to one core by default: a rank of 2 OpenMP threads gets 2 cores
+    (--map-by slot:PE=2), none where np x threads exceeds the cores, and the user's own mapping
+    is left alone."""
+    if detect_flavour(shutil.which(MPIRUN)).family != "openmpi":
+        pytest.skip("Open MPI is not the mpirun here")
+    cores = machine.topology["cores"]
+
+    def argv(np_: int, threads: int, extra: tuple[str, ...] = ()) -> list[str]:
+        return MpirunLauncher().prepare(
+            bin_dir() / "pa-spmv", [], {"np": np_, "threads": threads}, machine,
+            LaunchOptions(extra),
+        ).argv  # fmt: skip
+
+    assert "--map-by" not in argv(1, 1) and "--bind-to" not in argv(1, 1)
+    if cores >= 2:
+        assert argv(1, 2)[-3:-1] == ["--map-by", "slot:PE=2"]
+    crowded = argv(1, cores + 1)
+    assert crowded[-3:-1] == ["--bind-to", "none"]
+    own = argv(1, 2, ("--bind-to", "core"))
+    assert "--map-by" not in own and own.count("--bind-to") == 1
+
+
 def test_the_environment_gives_mpirun_args_and_the_cli_overrides_them(monkeypatch):
     from perfatlas.cli import _launch_options, build_parser
 

@@ -25,13 +25,13 @@ FAST = ["samples=3", "warmup=1", "min_sample_time=0", "time_limit=0.05"]
 LIMIT = 1e-12
 
 
-def spmv(np_: int, *words: str) -> subprocess.CompletedProcess:
+def spmv(np_: int, *words: str, env: dict | None = None) -> subprocess.CompletedProcess:
     argv = [*mpirun(np_), str(executable("pa-spmv")), *FAST, *words]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
 
 
-def measure(np_: int, *words: str) -> dict:
-    done = spmv(np_, *words)
+def measure(np_: int, *words: str, env: dict | None = None) -> dict:
+    done = spmv(np_, *words, env=env)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

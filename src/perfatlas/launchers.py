@@ -98,6 +98,17 @@ class Launch:
     env: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     mpi: str | None = None
+    # mpirun words the launcher chose for the threads of a rank (_cores_per_rank), with their
+    # note: a placement's own binding replaces them (drop_default_binding)
+    default_binding: tuple[list[str], str] | None = None
+
+    def drop_default_binding(self) -> None:
+        if self.default_binding is not None:
+            words, note = self.default_binding
+            at = next(i for i in range(len(self.argv)) if self.argv[i : i + len(words)] == words)
+            del self.argv[at : at + len(words)]
+            self.notes.remove(note)
+            self.default_binding = None
 
     def record(self) -> dict[str, Any]:
         """What every result document carries as "launch" (docs/contract.md)."""
@@ -207,6 +218,35 @@ _HYDRA_SIGNAL = re.compile(r"RUNNING AT (\S+).*?EXIT STRING: [^\n]*\(signal (\d+
 _NONZERO = re.compile(r"process rank (\d+) with PID \d+ on node (\S+) exited with.*status (\d+)")
 
 
+# mpirun arguments that say how ranks are mapped or bound: the user's choice, left alone.
+_BINDING_ARGUMENTS = {"--bind-to", "-bind-to", "--map-by", "-map-by", "--cpus-per-proc",
+                      "--cpus-per-rank", "--rank-by", "--cpu-set"}  # fmt: skip
+
+
+def _cores_per_rank(launch: Launch, np_: int, threads: int, extra: list[str], machine) -> None:
+    """A rank of `threads` OpenMP threads gets `threads` cores: Open MPI binds each rank to one
+    core by default (np <= 2), where its threads would time-share that core. --map-by
+    slot:PE=threads binds each rank to its own `threads` cores; where np x threads exceeds the
+    cores, --bind-to none leaves the threads to the OS (said in a note)."""
+    if threads <= 1 or any(word.split("=")[0] in _BINDING_ARGUMENTS for word in extra):
+        return
+    if "--oversubscribe" in launch.argv:  # Open MPI binds no rank then
+        return
+    cores = int((machine.topology or {}).get("cores") or len(machine.pus))
+    if np_ * threads <= cores:
+        words = ["--map-by", f"slot:PE={threads}"]
+        note = f"each rank of threads={threads} bound to {threads} cores of its own"
+    else:
+        words = ["--bind-to", "none"]
+        note = (
+            f"np={np_} ranks of threads={threads} exceed the {cores} cores of this host: added "
+            "--bind-to none, so the threads time-share cores"
+        )
+    launch.argv += words
+    launch.notes.append(note)
+    launch.default_binding = (words, note)
+
+
 @register_launcher
 class MpirunLauncher(Launcher):
     name = "mpirun"
@@ -222,6 +262,7 @@ class MpirunLauncher(Launcher):
             argv += ["-f" if flavour.family == "mpich" else "--hostfile", options.hostfile]
         if flavour.family == "openmpi":
             self._openmpi(launch, np_, extra, options, machine)
+            _cores_per_rank(launch, np_, int(params.get("threads") or 1), extra, machine)
         argv += [*extra, str(executable), *args]
         return launch
 

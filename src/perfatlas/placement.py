@@ -120,7 +120,9 @@ class Placement:
         self, launch: Launch, executable: Path, params: dict[str, Any], machine: Machine
     ) -> None:
         """Unbound threads want unbound ranks; bound threads of a rank want cores of their own
-        (Open MPI binds each rank to one core by default, where its threads would all pile up)."""
+        (Open MPI binds each rank to one core by default, where its threads would all pile up).
+        The launcher's own choice for the threads of a rank gives way to this one."""
+        launch.drop_default_binding()
         at = launch.argv.index(str(executable))
         threads, ranks = int(params.get("threads") or 1), int(params.get("np") or 1)
         cores = int(machine.topology.get("cores") or len(machine.pus))

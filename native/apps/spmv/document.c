@@ -139,8 +139,12 @@ static void write_matrix_source(pa_json *json, const pa_matrix_source *s)
         pa_json_key_string(json, "problem", s->problem);
         pa_json_key_int(json, "grid", s->grid);
         pa_json_key_string(json, "discretization",
-                           "finite-difference Laplacian, (2d+1)-point stencil, Dirichlet "
-                           "boundary eliminated, grid points numbered x fastest");
+                           !strcmp(s->problem, "elasticity3d")
+                               ? "n^3 trilinear hexahedra of the unit cube, 3 dofs per node, "
+                                 "2x2x2 Gauss quadrature, isotropic (E = 1, nu = 0.3), face "
+                                 "x = 0 clamped"
+                               : "finite-difference Laplacian, (2d+1)-point stencil, Dirichlet "
+                                 "boundary eliminated, grid points numbered x fastest");
     }
     pa_json_key_string(json, "permutation", s->permutation);
     if (!strcmp(s->permutation, "random")) {

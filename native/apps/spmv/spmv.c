@@ -21,9 +21,13 @@ static const pa_param params[] = {
      NULL, 0, 0},
     {"problem", PA_CHOICE, "none",
      "a generated mesh, when no matrix file is given: 5-point (laplace2d) or 7-point (laplace3d) "
-     "Laplacian",
-     "none,laplace2d,laplace3d", 0, 0},
-    {"n", PA_INT, "64", "grid points per edge of the generated mesh", NULL, 1, 1e6},
+     "Laplacian, or the Q1 linear elasticity stiffness matrix of app.spsolve (elasticity3d, "
+     "E = 1, nu = 0.3)",
+     "none,laplace2d,laplace3d,elasticity3d", 0, 0},
+    {"n", PA_INT, "64",
+     "grid points per edge (laplace2d, laplace3d) or elements per edge (elasticity3d) of the "
+     "generated mesh",
+     NULL, 1, 1e6},
     {"permute", PA_CHOICE, "none",
      "random: renumber rows and columns by one random permutation (P A P^T), making access "
      "irregular",
@@ -31,10 +35,13 @@ static const pa_param params[] = {
     {"seed", PA_INT, "1", "seed of the random permutation", NULL, 0, 1e18},
     {"variants", PA_STRING, "all",
      "remote variants, comma separated: read_element, read_replicate, read_shared, "
-     "write_element, write_combine, or all (the local baselines and csr always run)",
+     "write_element, write_combine, all, or none (the local baselines and csr always run)",
      NULL, 0, 0},
-    {"threads", PA_INT, "1", "OpenMP threads of the node-level CSR kernel (each rank)", NULL, 1,
-     4096},
+    {"kernels", PA_STRING, "none",
+     "faster node-level kernels to run after csr, comma separated: csr_unroll, csr_simd, sell, "
+     "all, or none",
+     NULL, 0, 0},
+    {"threads", PA_INT, "1", "OpenMP threads of the node-level kernels (each rank)", NULL, 1, 4096},
     {"bandwidth", PA_DOUBLE, "0",
      "memory bandwidth in byte/s for the roofline (0: not known; perfatlas fills it from a "
      "stored mem.bandwidth triad result)",
@@ -50,40 +57,49 @@ static const pa_param params[] = {
 static const pa_variant *const remote_variants[] = {
     &pa_read_element, &pa_read_replicate, &pa_read_shared, &pa_write_element, &pa_write_combine,
 };
+/* The optional node-level kernels (fast.c), after csr. */
+static const pa_variant *const fast_kernels[] = {&pa_csr_unroll, &pa_csr_simd, &pa_sell};
 enum {
-    NREMOTE = sizeof remote_variants / sizeof *remote_variants
+    NREMOTE = sizeof remote_variants / sizeof *remote_variants,
+    NKERNELS = sizeof fast_kernels / sizeof *fast_kernels
 };
 
-/* The remote variants named in `variants` (all: every one), in table order. */
-static int chosen_variants(const char *text, const pa_variant **chosen)
+/* The variants of `table` named in `text` (comma separated; all: every one; none: no one), in
+ * table order; an unknown name is one sentence naming `param`'s choices, and exit status 2. */
+static int chosen_variants(const char *param, const char *text, const pa_variant *const *table,
+                           int count, const pa_variant **chosen)
 {
-    int wanted[NREMOTE] = {0};
+    int wanted[NREMOTE > NKERNELS ? NREMOTE : NKERNELS] = {0};
+    if (!strcmp(text, "none"))
+        return 0;
     if (!strcmp(text, "all")) {
-        for (int v = 0; v < NREMOTE; v++)
+        for (int v = 0; v < count; v++)
             wanted[v] = 1;
     } else {
         char *copy = strcpy(pa_alloc(strlen(text) + 1, 1, "the variant list"), text), *save = NULL;
         for (char *word = strtok_r(copy, ",", &save); word; word = strtok_r(NULL, ",", &save)) {
             int found = -1;
-            for (int v = 0; v < NREMOTE; v++)
-                if (!strcmp(word, remote_variants[v]->name))
+            for (int v = 0; v < count; v++)
+                if (!strcmp(word, table[v]->name))
                     found = v;
-            if (found < 0)
-                pa_fail(2,
-                        "variant '%s' is not one of read_element, read_replicate, "
-                        "read_shared, write_element, write_combine (or all)",
-                        word);
+            if (found < 0) {
+                char names[256] = "";
+                for (int v = 0; v < count; v++)
+                    snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                             v ? ", " : "", table[v]->name);
+                pa_fail(2, "%s '%s' is not one of %s (or all, or none)", param, word, names);
+            }
             wanted[found] = 1;
         }
         free(copy);
     }
-    int count = 0;
-    for (int v = 0; v < NREMOTE; v++)
+    int chosen_count = 0;
+    for (int v = 0; v < count; v++)
         if (wanted[v])
-            chosen[count++] = remote_variants[v];
-    if (count == 0)
-        pa_fail(2, "variants='%s' names no variant", text);
-    return count;
+            chosen[chosen_count++] = table[v];
+    if (chosen_count == 0)
+        pa_fail(2, "%ss='%s' names no %s", param, text, param);
+    return chosen_count;
 }
 
 /* -- the matrix (rank 0) ---------------------------------------------------------------------- */
@@ -135,8 +151,9 @@ static int build_matrix(const pa_args *args, pa_sparse *a, pa_matrix_source *sou
     } else {
         source->problem = problem;
         source->grid = n;
-        status = !strcmp(problem, "laplace2d") ? pa_laplace2d(n, a, error, size)
-                                               : pa_laplace3d(n, a, error, size);
+        status = !strcmp(problem, "laplace2d")      ? pa_laplace2d(n, a, error, size)
+                 : !strcmp(problem, "elasticity3d") ? pa_elasticity3d(n, 1.0, 0.3, a, error, size)
+                                                    : pa_laplace3d(n, a, error, size);
     }
     if (!status && !strcmp(source->permutation, "random"))
         status = permute(a, (uint64_t)source->seed, &source->pi, error, size);
@@ -210,9 +227,12 @@ int main(int argc, char **argv)
     pa_args_parse(&args, "pa-spmv",
                   "irregular sparse matrix-vector products with remote access (MPI one-sided)",
                   params, sizeof params / sizeof *params, argc, argv);
-    pa_check_matrix_source(&args, "laplace2d|laplace3d");
-    const pa_variant *chosen[NREMOTE];
-    int nchosen = chosen_variants(pa_arg_text(&args, "variants"), chosen);
+    pa_check_matrix_source(&args, "laplace2d|laplace3d|elasticity3d");
+    const pa_variant *chosen[NKERNELS + NREMOTE];
+    int nkernels =
+        chosen_variants("kernel", pa_arg_text(&args, "kernels"), fast_kernels, NKERNELS, chosen);
+    int nchosen = nkernels + chosen_variants("variant", pa_arg_text(&args, "variants"),
+                                             remote_variants, NREMOTE, chosen + nkernels);
     pa_world world;
     pa_comm_start(&argc, &argv, &world);
     pa_timing timing;
@@ -251,11 +271,12 @@ int main(int argc, char **argv)
 
     int threads = (int)pa_arg_int(&args, "threads");
     int keep_y = !strcmp(pa_arg_text(&args, "vectors"), "yes");
-    const pa_variant *all[3 + NREMOTE] = {&pa_local_gather, &pa_local_scatter, &pa_csr_threads};
+    const pa_variant *all[3 + NKERNELS + NREMOTE] = {&pa_local_gather, &pa_local_scatter,
+                                                     &pa_csr_threads};
     for (int v = 0; v < nchosen; v++)
         all[3 + v] = chosen[v];
     int nvariants = 3 + nchosen;
-    pa_outcome outcomes[3 + NREMOTE], get, accumulate;
+    pa_outcome outcomes[3 + NKERNELS + NREMOTE], get, accumulate;
     for (int v = 0; v < nvariants; v++)
         pa_measure_variant(all[v], &block, threads, &timing, &reference, PA_SPMV_ERROR_LIMIT,
                            keep_y, &outcomes[v]);

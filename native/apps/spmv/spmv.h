@@ -64,6 +64,10 @@ typedef struct {
     /* One product, collective: returns this rank's own time in seconds, synchronization that
      * only separates products (barriers before x or y may change) excluded. */
     double (*product)(void *state);
+    /* Optional, node-level kernels: `count` products in a row, timed once (nothing to exclude
+     * between them; a timer read per product would cost as much as a product of a small matrix).
+     * Returns their seconds. */
+    double (*products)(void *state, long count);
     /* After a product: y at my rows (or the full-length partial). */
     const double *(*result)(void *state);
     /* Remote operations this rank issues per product (gets, accumulates, pairs sent). */
@@ -72,6 +76,8 @@ typedef struct {
 } pa_variant;
 
 extern const pa_variant pa_local_gather, pa_local_scatter, pa_csr_threads;
+/* The optional node-level kernels (fast.c, kernels=): checked against the same reference. */
+extern const pa_variant pa_csr_unroll, pa_csr_simd, pa_sell;
 
 /* The local products the variants share (local.c), one thread:
  *   pa_gather_rows   y_i = sum_k a_ik x[column[k]] over my rows i (column: colind for a

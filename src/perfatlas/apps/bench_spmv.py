@@ -6,8 +6,8 @@ E1 = t_l / (t_l + f t_r) (element-wise) and E2 = t_l / (t_l + f t_r / r) (replic
 against measured efficiency.
 
 The rows are partitioned across `np` MPI ranks in contiguous blocks. The matrix comes from a
-Matrix Market file (`matrix=`) or is a generated 5- or 7-point Laplacian mesh (`problem=`), which
-`permute=random` renumbers at random to make access irregular. The node-level CSR kernel runs
+Matrix Market file (`matrix=`) or is a generated 5- or 7-point Laplacian mesh or app.spsolve's Q1
+elasticity stiffness matrix (`problem=`), which `permute=random` renumbers at random to make access irregular. The node-level CSR kernel runs
 with `threads` OpenMP threads per rank; its roofline compares with `bandwidth`, which perfatlas
 fills from a stored mem.bandwidth triad result of this machine when the user gives none.
 """
@@ -32,21 +32,38 @@ from perfatlas.machine import Machine
 from perfatlas.placement import Placement
 from perfatlas.store import Store
 
-PROBLEMS = ("laplace2d", "laplace3d")
+PROBLEMS = ("laplace2d", "laplace3d", "elasticity3d")
 VARIANTS = ("read_element", "read_replicate", "read_shared", "write_element", "write_combine")
 BASELINES = ("local", "local_transposed")
+KERNELS = ("csr_unroll", "csr_simd", "sell")  # optional node-level kernels (kernels=)
 
 
-def parse_variants(text: str) -> str:
-    """'all' or a comma-separated list of VARIANTS, kept as written (the executable parses it)."""
-    words = text.split(",")
-    if text != "all":
-        for word in words:
-            if word not in VARIANTS:
-                raise UserError(
-                    f"app.spmv: variant '{word}' is not one of {', '.join(VARIANTS)} (or all)"
-                )
-    return text
+def names_parser(what: str, names: tuple[str, ...]):
+    """The parser of a list of `names`: 'all', 'none' or comma-separated names, kept as written
+    (the executable parses it too)."""
+
+    def parse(text: str) -> str:
+        if text not in ("all", "none"):
+            for word in text.split(","):
+                if word not in names:
+                    raise UserError(
+                        f"app.spmv: {what} '{word}' is not one of {', '.join(names)} "
+                        "(or all, or none)"
+                    )
+        return text
+
+    return parse
+
+
+parse_variants = names_parser("variant", VARIANTS)
+parse_kernels = names_parser("kernel", KERNELS)
+
+
+def problem_rows(problem: str, n: int) -> int:
+    """The order of a generated problem (native/apps/spsolve/problems.h)."""
+    if problem == "elasticity3d":
+        return 3 * n * (n + 1) ** 2
+    return n ** (2 if problem == "laplace2d" else 3)
 
 
 def parse_bandwidth(text: str) -> float:
@@ -98,6 +115,7 @@ class AppSpmv(MpiBenchmark):
     refines = {
         "problem": {**PROBLEM_REFINED, "choices": PROBLEMS},
         "variants": {"parse": parse_variants},
+        "kernels": {"parse": parse_kernels},
         "bandwidth": {  # None: a stored mem.bandwidth triad (with_stored)
             "parse": parse_bandwidth,
             "default": None,
@@ -107,7 +125,7 @@ class AppSpmv(MpiBenchmark):
     }
     metrics = {
         "csr_flops_per_s": "flop/s",
-        **{f"{name}_s": "s" for name in (*BASELINES, *VARIANTS)},
+        **{f"{name}_s": "s" for name in (*BASELINES, *KERNELS, *VARIANTS)},
         "get_latency_ns": "ns",
         "accumulate_latency_ns": "ns",
     }
@@ -121,7 +139,7 @@ class AppSpmv(MpiBenchmark):
         super().check(params, machine)
         check_threads(self.name, params["threads"], machine)
         if params["problem"] is not None and params["np"] != "all":
-            rows = params["n"] ** (2 if params["problem"] == "laplace2d" else 3)
+            rows = problem_rows(params["problem"], params["n"])
             if params["np"] > rows:
                 raise UserError(
                     f"{self.name}: np={params['np']} exceeds the {rows} rows of {params['problem']}"
@@ -167,4 +185,6 @@ class AppSpmv(MpiBenchmark):
         shown += [f"np={params.get('np')}", f"threads={params.get('threads')}"]
         if params.get("variants") != "all":
             shown.append(f"variants={params.get('variants')}")
+        if params.get("kernels") not in (None, "none"):
+            shown.append(f"kernels={params.get('kernels')}")
         return " ".join(shown)

@@ -1,0 +1,393 @@
+/* Faster node-level kernels of y = A x, optional (kernels=), each checked like every variant
+ * against the plain CSR product computed on rank 0 (the reference: the same row sums in the same
+ * column order as csr's). What the best SpMV codes do (Williams et al., "Optimization of sparse
+ * matrix-vector multiplication on emerging multicore platforms", SC07; Kreutzer et al., "A unified
+ * sparse matrix data format for efficient general sparse matrix-vector multiplication on modern
+ * processors with wide SIMD units", SIAM J. Sci. Comput. 36(5), 2014):
+ *
+ *   csr_unroll  rows split between the threads by nonzeros (not by rows), each row summed with
+ *               eight independent accumulators (the FMA latency chain of one sum cut in eight)
+ *   csr_simd    the same split, each row summed 8 (AVX-512) or 4 (AVX2) products per FMA
+ *               instruction; x's lanes come from scalar loads under AVX-512 (on Zen 4,
+ *               vgatherdpd zmm measured 1.3-2.5x slower than 8 loads: docs/guide/spmv.md) and
+ *               from vgatherdpd ymm under AVX2 alone; "not measurable" in a build without either
+ *               (aarch64: csr_unroll is the portable kernel)
+ *   sell        SELL-C-sigma: rows sorted by length within windows of sigma rows, chunks of C rows
+ *               stored column by column (padded to the chunk's longest row), C lanes summed at
+ *               once (AVX-512 as csr_simd, else portable C the compiler may vectorize); chunks
+ *               split between the threads by stored elements, each thread first-touching its own
+ *
+ * All three use at most one thread per NNZ_PER_THREAD nonzeros, and no parallel region for one;
+ * 32-bit column indices throughout (pa_block's). */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__AVX512F__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+#include "alloc.h"
+#include "spmv.h"
+#include "timer.h"
+
+enum {
+    SELL_C = 8,               /* rows per chunk: one AVX-512 vector of doubles */
+    SELL_SIGMA = 32 * SELL_C, /* the sorting window, in rows */
+    /* At most one thread per this many nonzeros (stored elements): below it, waking a thread
+     * costs more than its share of the product saves (a few microseconds; MKL does the same). */
+    NNZ_PER_THREAD = 1 << 14
+};
+
+/* bounds[0..parts]: consecutive ranges of 0..count-1 with about equal weight, weight of index i
+ * being prefix[i + 1] - prefix[i] (a nonzero count: rowptr, or a chunk's stored elements). */
+static void split_by_weight(const int *prefix, int count, int parts, int *bounds)
+{
+    long long total = (long long)prefix[count] - prefix[0];
+    bounds[0] = 0;
+    for (int t = 1; t < parts; t++) {
+        long long target = prefix[0] + total * t / parts;
+        int lo = bounds[t - 1], hi = count; /* the first i with prefix[i] >= target */
+        while (lo < hi) {
+            int mid = lo + (hi - lo) / 2;
+            if (prefix[mid] < target)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        bounds[t] = lo;
+    }
+    bounds[parts] = count;
+}
+
+/* -- CSR, split by nonzeros ------------------------------------------------------------------- */
+
+typedef void (*row_range)(const pa_block *b, int first, int last, double *y);
+
+typedef struct {
+    const pa_block *b;
+    int threads;
+    int *bounds; /* threads + 1 */
+    double *y;
+    row_range rows;
+    /* sell */
+    int chunks, *chunk_start, *chunk_width, *row_of; /* row_of: -1 for padding */
+    int *column;
+    double *value;
+} fast_state;
+
+static void unrolled_rows(const pa_block *b, int first, int last, double *y)
+{
+    const int *rowptr = b->rowptr, *colind = b->colind;
+    const double *values = b->values, *x = b->x_all;
+    for (int i = first; i < last; i++) {
+        double sum[8] = {0};
+        int k = rowptr[i], end = rowptr[i + 1];
+        for (; k + 8 <= end; k += 8)
+            for (int l = 0; l < 8; l++)
+                sum[l] += values[k + l] * x[colind[k + l]];
+        double tail = 0.0;
+        for (; k < end; k++)
+            tail += values[k] * x[colind[k]];
+        y[i] = tail +
+               (((sum[0] + sum[1]) + (sum[2] + sum[3])) + ((sum[4] + sum[5]) + (sum[6] + sum[7])));
+    }
+}
+
+#if defined(__AVX512F__)
+#define PA_SIMD_ROWS "AVX-512 (8 products per FMA, x by scalar loads)"
+/* x[column[0..7]] in one vector, by scalar loads (faster than vgatherdpd zmm on Zen 4). */
+static inline __m512d x_lanes(const double *x, const int *column)
+{
+    return _mm512_set_pd(x[column[7]], x[column[6]], x[column[5]], x[column[4]], x[column[3]],
+                         x[column[2]], x[column[1]], x[column[0]]);
+}
+
+static void simd_rows(const pa_block *b, int first, int last, double *y)
+{
+    const int *rowptr = b->rowptr, *colind = b->colind;
+    const double *values = b->values, *x = b->x_all;
+    for (int i = first; i < last; i++) {
+        __m512d sum = _mm512_setzero_pd();
+        int k = rowptr[i], end = rowptr[i + 1];
+        for (; k + 8 <= end; k += 8)
+            sum = _mm512_fmadd_pd(_mm512_loadu_pd(values + k), x_lanes(x, colind + k), sum);
+        double tail = 0.0;
+        for (; k < end; k++)
+            tail += values[k] * x[colind[k]];
+        y[i] = tail + _mm512_reduce_add_pd(sum);
+    }
+}
+#elif defined(__AVX2__) && defined(__FMA__)
+#define PA_SIMD_ROWS "AVX2 (4 products per gather and FMA, two accumulators)"
+static void simd_rows(const pa_block *b, int first, int last, double *y)
+{
+    const int *rowptr = b->rowptr, *colind = b->colind;
+    const double *values = b->values, *x = b->x_all;
+    for (int i = first; i < last; i++) {
+        __m256d even = _mm256_setzero_pd(), odd = _mm256_setzero_pd();
+        int k = rowptr[i], end = rowptr[i + 1];
+        for (; k + 8 <= end; k += 8) {
+            __m128i low = _mm_loadu_si128((const __m128i *)(colind + k));
+            __m128i high = _mm_loadu_si128((const __m128i *)(colind + k + 4));
+            even =
+                _mm256_fmadd_pd(_mm256_loadu_pd(values + k), _mm256_i32gather_pd(x, low, 8), even);
+            odd = _mm256_fmadd_pd(_mm256_loadu_pd(values + k + 4), _mm256_i32gather_pd(x, high, 8),
+                                  odd);
+        }
+        __m256d sum = _mm256_add_pd(even, odd);
+        __m128d half = _mm_add_pd(_mm256_castpd256_pd128(sum), _mm256_extractf128_pd(sum, 1));
+        double total = _mm_cvtsd_f64(_mm_add_sd(half, _mm_unpackhi_pd(half, half)));
+        for (; k < end; k++)
+            total += values[k] * x[colind[k]];
+        y[i] = total;
+    }
+}
+#endif
+
+/* The threads a product of `stored` elements uses: `threads`, fewer on a small matrix. */
+static int threads_for(long long stored, int threads)
+{
+    long long useful = stored / NNZ_PER_THREAD;
+    return useful < 1 ? 1 : useful < threads ? (int)useful : threads;
+}
+
+static fast_state *fast_setup(const pa_block *b, int threads)
+{
+    fast_state *s = pa_calloc(1, sizeof *s, "the kernel state");
+    s->b = b;
+    s->threads = threads;
+    s->bounds = pa_alloc((size_t)threads + 1, sizeof(int), "the thread bounds");
+    s->y = pa_calloc(b->rows ? (size_t)b->rows : 1, sizeof(double), "the product vector");
+    return s;
+}
+
+static void *split_setup(const pa_block *b, int threads, row_range rows)
+{
+    fast_state *s = fast_setup(b, threads);
+    s->rows = rows;
+    s->threads = threads_for(b->nnz, threads);
+    split_by_weight(b->rowptr, b->rows, s->threads, s->bounds);
+    return s;
+}
+
+static void *unroll_setup(const pa_block *b, int threads, const char **why)
+{
+    (void)why;
+    return split_setup(b, threads, unrolled_rows);
+}
+
+static void *simd_setup(const pa_block *b, int threads, const char **why)
+{
+#ifdef PA_SIMD_ROWS
+    (void)why;
+    return split_setup(b, threads, simd_rows);
+#else
+    (void)b, (void)threads;
+    *why = "built without AVX2 or AVX-512 (x86 SIMD): csr_unroll is the portable kernel";
+    return NULL;
+#endif
+}
+
+/* One product: each thread its parts (part t when the runtime gives all `threads`, more when it
+ * gives fewer); no parallel region for one thread. */
+static void split_once(const fast_state *s)
+{
+    if (s->threads == 1) {
+        s->rows(s->b, 0, s->b->rows, s->y);
+        return;
+    }
+#pragma omp parallel num_threads(s->threads)
+    for (int t = omp_get_thread_num(); t < s->threads; t += omp_get_num_threads())
+        s->rows(s->b, s->bounds[t], s->bounds[t + 1], s->y);
+}
+
+static double split_product(void *state)
+{
+    uint64_t start = pa_ticks();
+    split_once(state);
+    return pa_seconds_since(start);
+}
+
+static double split_products(void *state, long count)
+{
+    uint64_t start = pa_ticks();
+    for (long i = 0; i < count; i++)
+        split_once(state);
+    return pa_seconds_since(start);
+}
+
+static void fast_finish(void *state);
+
+/* -- SELL-C-sigma ----------------------------------------------------------------------------- */
+
+static const pa_block *sort_block; /* qsort has no context argument */
+
+static int longer_row_first(const void *a, const void *b)
+{
+    int i = *(const int *)a, j = *(const int *)b;
+    int li = sort_block->rowptr[i + 1] - sort_block->rowptr[i];
+    int lj = sort_block->rowptr[j + 1] - sort_block->rowptr[j];
+    return li != lj ? (lj > li) - (lj < li) : (i > j) - (i < j); /* stable: row order on ties */
+}
+
+static void *sell_setup(const pa_block *b, int threads, const char **why)
+{
+    (void)why;
+    fast_state *s = fast_setup(b, threads);
+    int chunks = (b->rows + SELL_C - 1) / SELL_C, padded = chunks * SELL_C;
+    s->chunks = chunks;
+    s->row_of = pa_alloc(padded ? (size_t)padded : 1, sizeof(int), "the SELL row order");
+    for (int i = 0; i < padded; i++)
+        s->row_of[i] = i < b->rows ? i : -1;
+    sort_block = b;
+    for (int w = 0; w < b->rows; w += SELL_SIGMA) {
+        int count = b->rows - w < SELL_SIGMA ? b->rows - w : SELL_SIGMA;
+        qsort(s->row_of + w, (size_t)count, sizeof(int), longer_row_first);
+    }
+    s->chunk_start = pa_alloc((size_t)chunks + 1, sizeof(int), "the SELL chunk starts");
+    s->chunk_width = pa_alloc(chunks ? (size_t)chunks : 1, sizeof(int), "the SELL widths");
+    long long stored = 0;
+    for (int c = 0; c < chunks; c++) {
+        int width = 0;
+        for (int l = 0; l < SELL_C; l++) {
+            int i = s->row_of[c * SELL_C + l];
+            if (i >= 0 && b->rowptr[i + 1] - b->rowptr[i] > width)
+                width = b->rowptr[i + 1] - b->rowptr[i];
+        }
+        s->chunk_width[c] = width;
+        s->chunk_start[c] = (int)stored;
+        stored += (long long)width * SELL_C;
+        if (stored > 0x7fffffff) {
+            *why = "SELL-C-sigma would store more than 2^31 - 1 elements (32-bit offsets)";
+            fast_finish(s);
+            return NULL;
+        }
+    }
+    s->chunk_start[chunks] = (int)stored;
+    s->column = pa_alloc(stored ? (size_t)stored : 1, sizeof(int), "the SELL columns");
+    s->value = pa_alloc(stored ? (size_t)stored : 1, sizeof(double), "the SELL values");
+    s->threads = threads_for(stored, threads);
+    split_by_weight(s->chunk_start, chunks, s->threads, s->bounds);
+    /* each thread fills (first-touches) the chunks it multiplies; padding: value 0 at the row's
+     * last column (or column 0), a load of x the row makes anyway */
+#pragma omp parallel for schedule(static, 1) num_threads(s->threads)
+    for (int t = 0; t < s->threads; t++)
+        for (int c = s->bounds[t]; c < s->bounds[t + 1]; c++)
+            for (int l = 0; l < SELL_C; l++) {
+                int i = s->row_of[c * SELL_C + l];
+                int k = i >= 0 ? b->rowptr[i] : 0, end = i >= 0 ? b->rowptr[i + 1] : 0;
+                int pad = end > k ? b->colind[end - 1] : 0;
+                for (int j = 0; j < s->chunk_width[c]; j++) {
+                    size_t at = (size_t)s->chunk_start[c] + (size_t)j * SELL_C + (size_t)l;
+                    s->column[at] = k + j < end ? b->colind[k + j] : pad;
+                    s->value[at] = k + j < end ? b->values[k + j] : 0.0;
+                }
+            }
+    return s;
+}
+
+static void sell_chunks(const fast_state *s, int first, int last)
+{
+    const double *x = s->b->x_all;
+    for (int c = first; c < last; c++) {
+        const int *column = s->column + s->chunk_start[c];
+        const double *value = s->value + s->chunk_start[c];
+        double sum[SELL_C];
+#if defined(__AVX512F__)
+        __m512d lanes = _mm512_setzero_pd();
+        for (int j = 0; j < s->chunk_width[c]; j++)
+            lanes = _mm512_fmadd_pd(_mm512_loadu_pd(value + j * SELL_C),
+                                    x_lanes(x, column + j * SELL_C), lanes);
+        _mm512_storeu_pd(sum, lanes);
+#else
+        for (int l = 0; l < SELL_C; l++)
+            sum[l] = 0.0;
+        for (int j = 0; j < s->chunk_width[c]; j++)
+            for (int l = 0; l < SELL_C; l++)
+                sum[l] += value[j * SELL_C + l] * x[column[j * SELL_C + l]];
+#endif
+        for (int l = 0; l < SELL_C; l++) {
+            int i = s->row_of[c * SELL_C + l];
+            if (i >= 0)
+                s->y[i] = sum[l];
+        }
+    }
+}
+
+static void sell_once(const fast_state *s)
+{
+    if (s->threads == 1) {
+        sell_chunks(s, 0, s->chunks);
+        return;
+    }
+#pragma omp parallel num_threads(s->threads)
+    for (int t = omp_get_thread_num(); t < s->threads; t += omp_get_num_threads())
+        sell_chunks(s, s->bounds[t], s->bounds[t + 1]);
+}
+
+static double sell_product(void *state)
+{
+    uint64_t start = pa_ticks();
+    sell_once(state);
+    return pa_seconds_since(start);
+}
+
+static double sell_products(void *state, long count)
+{
+    uint64_t start = pa_ticks();
+    for (long i = 0; i < count; i++)
+        sell_once(state);
+    return pa_seconds_since(start);
+}
+
+/* -- common ----------------------------------------------------------------------------------- */
+
+static const double *fast_result(void *state) { return ((fast_state *)state)->y; }
+
+static void fast_finish(void *state)
+{
+    fast_state *s = state;
+    free(s->bounds), free(s->y), free(s->chunk_start), free(s->chunk_width), free(s->row_of);
+    free(s->column), free(s->value);
+    free(s);
+}
+
+const pa_variant pa_csr_unroll = {
+    .name = "csr_unroll",
+    .operation = "y = A x",
+    .definition = "CSR with `threads` OpenMP threads, rows split between them by nonzeros, each "
+                  "row summed with 8 accumulators",
+    .setup = unroll_setup,
+    .product = split_product,
+    .products = split_products,
+    .result = fast_result,
+    .remote_operations = pa_no_remote_operations,
+    .finish = fast_finish,
+};
+
+const pa_variant pa_csr_simd = {
+    .name = "csr_simd",
+    .operation = "y = A x",
+    .definition = "CSR with `threads` OpenMP threads, rows split between them by nonzeros, each "
+                  "row summed 8 (AVX-512) or 4 (AVX2) products per FMA instruction",
+    .setup = simd_setup,
+    .product = split_product,
+    .products = split_products,
+    .result = fast_result,
+    .remote_operations = pa_no_remote_operations,
+    .finish = fast_finish,
+};
+
+const pa_variant pa_sell = {
+    .name = "sell",
+    .operation = "y = A x",
+    .definition = "SELL-C-sigma (C = 8 rows per chunk, sigma = 256 rows per sorting window) with "
+                  "`threads` OpenMP threads, chunks split between them by stored elements",
+    .setup = sell_setup,
+    .product = sell_product,
+    .products = sell_products,
+    .result = fast_result,
+    .remote_operations = pa_no_remote_operations,
+    .finish = fast_finish,
+};
