@@ -41,7 +41,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from peer_rows import record_ratio
 
 from perfatlas.benchmarks import get
