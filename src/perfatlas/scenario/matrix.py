@@ -19,6 +19,11 @@ but whose slowdown is within the minimum effect of perfatlas.anomaly (10 %) is "
 10 %" (a shared power budget lowers both cores' clock a little; on a machine shared with other
 work, intervals of a few rounds are that tight by chance more often than 5 %); beyond it,
 "slower" above 1 and "faster" below.
+A cell is judged only on CPUs the kernels had to themselves: each kernel runs alone on its CPU,
+so the time it spent runnable and waiting for that CPU (schedstat's run delay,
+perfatlas.scenario.monitor) is time other processes took. Where any measurement of a cell waited
+more than DISTURBED of its wall time, the cell is "not judged" and says how much was taken: the
+matrix would otherwise measure the other processes (a loaded machine reads as interference).
 """
 
 from __future__ import annotations
@@ -60,6 +65,8 @@ ROUNDS = 5  # alone/together repetitions of every pair (--rounds)
 MAX_ROUNDS = 100
 NO_INTERFERENCE = "no measurable interference"
 UNDER_MIN_EFFECT = f"measurable, under {MIN_EFFECT:.0%}"
+DISTURBED = 0.05  # share of a measurement's wall time waiting for its CPU: not judged above
+NOT_JUDGED = "not judged"
 
 
 def representatives(asked: str | None) -> dict[str, str]:
@@ -80,6 +87,18 @@ def representatives(asked: str | None) -> dict[str, str]:
     if not chosen:
         raise UserError("--classes names no kernel class")
     return chosen
+
+
+def not_judged(waited: float) -> str:
+    return (
+        f"{NOT_JUDGED}: its kernels waited up to {waited:.0%} of their time for their CPUs "
+        "(other processes ran there)"
+    )
+
+
+def _waited_share(outcome: Outcome) -> float:
+    """The share of a kernel's wall time it spent runnable, waiting for its CPU."""
+    return outcome.waiting_s / outcome.wall_s if outcome.wall_s > 0 else 0.0
 
 
 def _middle_seconds(outcome: Outcome) -> float:
@@ -141,8 +160,8 @@ def run_matrix(
     pairs = [(a, b) for i, a in enumerate(names) for b in names[i:]]
     runner = Runner(store, machine)
     with runner.run("scenario-matrix", sys.argv):
-        alone, together = _interleaved(programs, pairs, pair, folder, rounds)
-        document = _document(names, kernels, alone, together)
+        alone, together, waited = _interleaved(programs, pairs, pair, folder, rounds)
+        document = _document(names, kernels, alone, together, waited)
         document.update(
             bytes=n_bytes,
             duration_s=duration_s,
@@ -163,11 +182,21 @@ def _interleaved(
     cpus: list[int],
     folder: Path,
     rounds: int,
-) -> tuple[dict[str, list[list[float]]], dict[tuple[str, str], tuple[list[float], list[float]]]]:
+) -> tuple[
+    dict[str, list[list[float]]],
+    dict[tuple[str, str], tuple[list[float], list[float]]],
+    dict[tuple[str, str], float],
+]:
     """Every class's middle-line times alone on each of the two CPUs, every pair's times
-    together (the row's on the first CPU, the column's on the second)."""
+    together (the row's on the first CPU, the column's on the second), and the largest share of
+    its time a kernel waited for its CPU, alone (class, "") and together (a, b)."""
     alone: dict[str, list[list[float]]] = {name: [[], []] for name in programs}
     together = {(a, b): ([], []) for a, b in pairs}
+    waited: dict[tuple[str, str], float] = {}
+
+    def wait(key: tuple[str, str], *outcomes: Outcome) -> None:
+        waited[key] = max([waited.get(key, 0.0), *(_waited_share(o) for o in outcomes)])
+
     with progress_bar(3 * len(pairs) * rounds) as step:
         for number in range(1, rounds + 1):
             for a, b in pairs:
@@ -176,6 +205,7 @@ def _interleaved(
                     only = Instance(name, programs[name], 1, 0.0, 0, (cpus[side],))
                     outcome = run_together([only], (cpus[side],), folder)[0]
                     alone[name][side].append(_middle_seconds(outcome))
+                    wait((name, ""), outcome)
                 step(f"round {number}/{rounds}: {a} with {b}")
                 both = [
                     Instance(f"{a}-row", programs[a], 1, 0.0, 0, (cpus[0],)),
@@ -184,7 +214,8 @@ def _interleaved(
                 outcomes = {o.instance.name: o for o in run_together(both, tuple(cpus), folder)}
                 together[(a, b)][0].append(_middle_seconds(outcomes[f"{a}-row"]))
                 together[(a, b)][1].append(_middle_seconds(outcomes[f"{b}-column"]))
-    return alone, together
+                wait((a, b), *outcomes.values())
+    return alone, together, waited
 
 
 def _document(
@@ -192,12 +223,18 @@ def _document(
     kernels: dict[str, str],
     alone: dict[str, list[list[float]]],
     together: dict[tuple[str, str], tuple[list[float], list[float]]],
+    waited: dict[tuple[str, str], float] | None = None,
 ) -> dict:
     """The matrix: point slowdowns, their intervals and verdicts, and every time measured. A
-    time together is compared with the same class alone on the same CPU."""
+    time together is compared with the same class alone on the same CPU; a cell some of whose
+    measurements waited more than DISTURBED for their CPUs is not judged (module docstring)."""
+    waited = waited or {}
     cells: dict[tuple[int, int], tuple[list[float], list[float]]] = {}
+    disturbed = [[0.0] * len(names) for _ in names]
     for (a, b), (row, column) in together.items():
         i, j = names.index(a), names.index(b)
+        share = max(waited.get((a, b), 0.0), waited.get((a, ""), 0.0), waited.get((b, ""), 0.0))
+        disturbed[i][j] = disturbed[j][i] = share
         if i == j:  # both copies, each against the class alone on its CPU
             cells[(i, i)] = (row + column, alone[a][0] + alone[a][1])
         else:
@@ -208,7 +245,11 @@ def _document(
     for (i, j), (times, alone_times) in cells.items():
         r = ratio(times, alone_times)
         slowdown[i][j], interval[i][j] = r.median, [r.ci_lo, r.ci_hi]
-        verdicts[i][j] = cell_verdict(r.median, r.ci_lo, r.ci_hi)
+        verdicts[i][j] = (
+            not_judged(disturbed[i][j])
+            if disturbed[i][j] > DISTURBED
+            else cell_verdict(r.median, r.ci_lo, r.ci_hi)
+        )
     return {
         "classes": names,
         "kernels": kernels,
@@ -222,4 +263,5 @@ def _document(
         "slowdown": slowdown,
         "slowdown_ci": interval,
         "verdicts": verdicts,
+        "waited_share": disturbed,  # the most any measurement of a cell waited for its CPU
     }
