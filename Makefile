@@ -101,8 +101,9 @@ ARM64_ARCH ?= armv8-a
 # which alone is bound into the tree: copied into the build folder for the tests there.
 ARM64_MATRICES ?= ../shared/data/matrices
 # The arm64 subset (docs/arm64.md says what each file covers and what is left to x86-64 runs):
-# every native program and the Python side. ARM64_TESTS=tests ARM64_DESELECT= runs the whole
-# suite. One test at a time: two MPI jobs at once on 2 emulated cores outlast their timeouts.
+# the native programs (all but three) and the Python side. ARM64_TESTS=tests ARM64_DESELECT=
+# runs the whole suite. One test at a time: two MPI jobs at once on 2 emulated cores outlast
+# their timeouts.
 ARM64_TESTS ?= tests/test_arm64.py tests/test_native_topology.py tests/test_native_mem.py \
                tests/test_numa_counters.py tests/test_numa_matrix.py tests/test_noise.py \
                tests/test_example.py tests/test_comm.py tests/test_ipm.py tests/test_ipm_calls.py \
@@ -113,9 +114,12 @@ ARM64_TESTS ?= tests/test_arm64.py tests/test_native_topology.py tests/test_nati
                tests/test_calibrated_topology.py
 # Left out under emulation, where each takes 10-60 s: what the Python side does alike on every
 # architecture (storing, report sections, the topology-matching of core-to-core, madbench's and
-# sweep's parameter checks in Python and C), and pa-ipm-fortran-more (over a minute per launch;
-# pa-ipm-fortran-shapes and pa-ipm-fortran-f08 cover the Fortran bindings).
+# sweep's parameter checks in Python and C), and pa-ipm-fortran-more and pa-ipm-calls (over a
+# minute per launch, past the profiler tests' 60 s timeout; pa-ipm-exact, -threads, -polls,
+# -fortran-shapes and -fortran-f08 cover the profiler's C and Fortran wrappers).
 ARM64_DESELECT ?= $(addprefix --deselect tests/,\
+    test_ipm_calls.py::test_every_call_of_every_family_is_recorded_exactly \
+    test_ipm_calls.py::test_sends_and_one_sided_transfers_fill_the_matrix \
     test_ipm.py::test_more_fortran_shapes_are_recorded_exactly \
     test_ipm.py::test_fortran_programs_check_themselves_without_the_profiler[pa-ipm-fortran-more] \
     test_madbench.py::test_profile_shows_the_four_phases \
