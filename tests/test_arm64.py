@@ -20,13 +20,14 @@ import pytest
 
 from perfatlas import isa
 from perfatlas.isa import architecture
-from perfatlas.native import executable, run_json
+from perfatlas.native import bin_dir, executable, run_json
 
 pytestmark = pytest.mark.skipif(
     architecture() != "aarch64", reason="an aarch64 build (x86-64: test_portable.py)"
 )
 ROOT = Path(__file__).resolve().parents[1]
 AT_HWCAP, HWCAP_SVE = 16, 1 << 22  # <sys/auxv.h>, arch/arm64/include/uapi/asm/hwcap.h
+EM_AARCH64 = 183  # <elf.h>: e_machine, the 2 bytes at offset 18 of an ELF header
 KERNEL = ["bytes=48KiB", "samples=2", "min_sample_time=1ms"]
 
 
@@ -52,6 +53,17 @@ def test_the_timer_is_the_generic_timer_calibrated_against_its_stated_rate():
     assert timer["cntfrq_hz"] > 0 and timer["resolution_ns"] > 0
     # calibrated over 40 ms against CLOCK_MONOTONIC_RAW: the rate cntfrq_el0 states
     assert timer["counter_hz"] == pytest.approx(timer["cntfrq_hz"], rel=0.02)
+
+
+def test_the_installed_programs_and_the_profiler_are_aarch64_code():
+    """What the tests run is the aarch64 build (make test-arm64 cross-compiles it on x86-64)."""
+    machines = {}
+    for path in bin_dir().iterdir():
+        header = path.read_bytes()[:20]
+        if header[:4] == b"\x7fELF":
+            machines[path.name] = int.from_bytes(header[18:20], "little")
+    assert "pa-topology" in machines and "libperfatlas-ipm.so" in machines, sorted(machines)
+    assert {name for name, machine in machines.items() if machine != EM_AARCH64} == set()
 
 
 @pytest.mark.parametrize("op", ["read", "write", "rmw", "copy", "scale", "add", "triad"])
