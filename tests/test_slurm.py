@@ -19,6 +19,7 @@ import pytest
 from netns_hosts import hosts_lock, hosts_unavailable
 
 import perfatlas
+from perfatlas.anomaly import is_remeasurement
 from perfatlas.benchmarks import get
 from perfatlas.cluster.analysis_nodes import node_groups
 from perfatlas.cluster.collect import collect
@@ -127,7 +128,12 @@ def stored(db: Path, run: str = "last") -> tuple[dict, list[Result]]:
 
 
 def hosts_of(results: list[Result], benchmark: str) -> list[str]:
-    return sorted(r.params["host"] for r in results if r.benchmark == benchmark)
+    """The hosts of a benchmark's results, its re-measurements (perfatlas.remeasure) left out."""
+    return sorted(
+        r.params["host"]
+        for r in results
+        if r.benchmark == benchmark and not is_remeasurement(r.document)
+    )
 
 
 # -- end to end through Slurm -----------------------------------------------------------------
