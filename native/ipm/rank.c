@@ -128,15 +128,26 @@ static void write_document(pa_json *json, const char *partial_reason)
     pa_json_end_object(json);
 }
 
-/* Opens `name` in $PERFATLAS_IPM_DIR (default: the current directory) for writing; NULL, with one
- * sentence on stderr, when it cannot, and NULL in a process forked from the rank (lifecycle.c). */
+/* The file a document is written to before it is renamed to `path`: a rank killed while writing
+ * (MPICH's launcher ends the others as soon as one exits without MPI_Finalize) leaves no
+ * document or a whole one, never a truncated one under the document's name. */
+static void temporary_name(char *temporary, size_t size, const char *path)
+{
+    snprintf(temporary, size, "%s.writing", path);
+}
+
+/* Opens `name` in $PERFATLAS_IPM_DIR (default: the current directory) for writing, under a
+ * temporary name until pa_ipm_close_output; NULL, with one sentence on stderr, when it cannot,
+ * and NULL in a process forked from the rank (lifecycle.c). */
 FILE *pa_ipm_open_output(const char *name, char *path, size_t path_size)
 {
     if (!pa_ipm_in_rank_process())
         return NULL;
     const char *folder = getenv("PERFATLAS_IPM_DIR");
     snprintf(path, path_size, "%s/%s", folder && *folder ? folder : ".", name);
-    FILE *file = fopen(path, "w");
+    char temporary[4096 + 16];
+    temporary_name(temporary, sizeof temporary, path);
+    FILE *file = fopen(temporary, "w");
     if (file == NULL)
         fprintf(stderr,
                 "perfatlas-ipm: cannot write %s; set PERFATLAS_IPM_DIR to a writable folder\n",
@@ -146,10 +157,16 @@ FILE *pa_ipm_open_output(const char *name, char *path, size_t path_size)
 
 void pa_ipm_close_output(FILE *file, pa_json *json, const char *path)
 {
+    char temporary[4096 + 16];
+    temporary_name(temporary, sizeof temporary, path);
     int failed = pa_json_finish(json) != 0;
     failed |= fclose(file) != 0;
-    if (failed)
+    if (!failed && rename(temporary, path) != 0)
+        failed = 1;
+    if (failed) {
+        unlink(temporary);
         fprintf(stderr, "perfatlas-ipm: writing %s failed (disk full?)\n", path);
+    }
 }
 
 void pa_ipm_write_rank(const char *partial_reason)
