@@ -2,6 +2,7 @@
 #include "comm.h"
 #include "alloc.h"
 
+#include <errno.h>
 #include <math.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -114,6 +115,22 @@ void pa_comm_require(const pa_world *world, int ok, const char *format, ...)
     }
     MPI_Finalize();
     exit(2);
+}
+
+FILE *pa_comm_open_output(const pa_world *world, const char *path, const char *what)
+{
+    FILE *file = NULL;
+    int ok = 1;
+    char why[128] = "";
+    if (world->rank == 0 && *path) {
+        file = fopen(path, "wb");
+        ok = file != NULL;
+        if (!ok)
+            snprintf(why, sizeof why, "%s", strerror(errno));
+    }
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    pa_comm_require(world, ok, "cannot write %s %s: %s", what, path, why);
+    return file;
 }
 
 /* One sentence, then MPI_Abort ends the whole job with status 3. */

@@ -11,6 +11,7 @@
 
 #include <mpi.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "args.h"
 #include "json.h"
@@ -46,6 +47,9 @@ int pa_comm_docs_finish(pa_json *json, pa_world *world);
  * every rank finalizes, and the program exits with status 2. */
 void pa_comm_require(const pa_world *world, int ok, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
+/* Rank 0 opens `path` (`what`: "the flux file") for writing before anything is measured, so that
+ * a bad path fails at once (pa_comm_require); NULL on the other ranks and for an empty path. */
+FILE *pa_comm_open_output(const pa_world *world, const char *path, const char *what);
 /* A failed correctness check on one rank: one sentence and MPI_Abort with status 3. */
 noreturn void pa_comm_wrong(const char *format, ...) __attribute__((format(printf, 1, 2)));
 /* A failed check that every rank found alike (replicated values): rank 0 says it in one sentence,

@@ -128,24 +128,6 @@ static void setup(pa_hydro *hy, const pa_world *world, const pa_args *args)
     pa_hydro_alloc(hy);
 }
 
-/* Rank 0 opens the state file before anything is measured, so that a bad path fails at once. */
-static FILE *open_state_file(const pa_world *world, const pa_args *args)
-{
-    const char *path = pa_arg_text(args, "state_file");
-    FILE *file = NULL;
-    int ok = 1;
-    char why[128] = "";
-    if (world->rank == 0 && *path) {
-        file = fopen(path, "wb");
-        ok = file != NULL;
-        if (!ok)
-            snprintf(why, sizeof why, "%s", strerror(errno));
-    }
-    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    pa_comm_require(world, ok, "cannot write the state file %s: %s", path, why);
-    return file;
-}
-
 static void write_state(const pa_hydro *hy, const pa_world *world, FILE *file, const char *path)
 {
     const long count = hy->slab.cells * PA_NVAR;
@@ -210,7 +192,7 @@ int main(int argc, char **argv)
     pa_world world;
     pa_comm_start(&argc, &argv, &world);
     omp_set_num_threads((int)pa_arg_int(&args, "threads"));
-    FILE *state = open_state_file(&world, &args);
+    FILE *state = pa_comm_open_output(&world, pa_arg_text(&args, "state_file"), "the state file");
     pa_hydro hy;
     setup(&hy, &world, &args);
     pa_comm_require(&world,

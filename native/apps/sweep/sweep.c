@@ -153,24 +153,6 @@ static void setup(pa_solver *s, const pa_world *world, const pa_args *args, int 
                     fraction);
 }
 
-/* Rank 0 opens the flux file before anything is measured, so that a bad path fails at once. */
-static FILE *open_flux_file(const pa_world *world, const pa_args *args)
-{
-    const char *path = pa_arg_text(args, "flux_file");
-    FILE *file = NULL;
-    int ok = 1;
-    char why[128] = "";
-    if (world->rank == 0 && *path) {
-        file = fopen(path, "wb");
-        ok = file != NULL;
-        if (!ok)
-            snprintf(why, sizeof why, "%s", strerror(errno));
-    }
-    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    pa_comm_require(world, ok, "cannot write the flux file %s: %s", path, why);
-    return file;
-}
-
 /* -- the flux file ----------------------------------------------------------------------------- */
 
 /* Gathers phi of every process to rank 0 and writes the global grid, x fastest. */
@@ -487,7 +469,7 @@ int main(int argc, char **argv)
     int px, py;
     outcome o = {.repeat = (int)pa_arg_int(&args, "repeat")};
     o.dims_created = process_grid(&world, &args, &px, &py);
-    FILE *flux = open_flux_file(&world, &args);
+    FILE *flux = pa_comm_open_output(&world, pa_arg_text(&args, "flux_file"), "the flux file");
     pa_solver s = {0};
     setup(&s, &world, &args, px, py);
     pa_comm_require(&world, !*pa_arg_text(&args, "flux_file") || s.cells <= INT_MAX,
