@@ -271,6 +271,10 @@ def test_program_mode_bind_none_leaves_threads_to_the_os(tmp_path):
 
 # -- through the CLI, real processes ----------------------------------------------------------
 
+# The stream job asks for a write fraction alone: dot's 0 and polynomial's 0.5 come from the
+# kernels' declared bytes, so it is reachable on every machine. Whether a transfer rate such as
+# "50%" is reachable together with it depends on the machine's relative kernel rates (the
+# synthesis tests above cover rates on made-up base data).
 SHORT = """\
 name = "short"
 cpus = "0-1"
@@ -280,7 +284,7 @@ count = 2
 runtime = "1s"
 kernels = ["triad", "dot", "polynomial"]
 bytes = ["240kB"]
-target = { transfer_rate = "50%", write_fraction = 0.2 }
+target = { write_fraction = 0.2 }
 [[job]]
 name = "omp"
 threads = 2
@@ -342,7 +346,9 @@ def test_short_scenario_runs_and_its_accounting_adds_up(cli, tmp_path, render_ht
 
 def test_impossible_targets_are_one_sentence_with_exit_2(cli, tmp_path):
     path = tmp_path / "bad.toml"
-    path.write_text(SHORT.replace('"50%"', '"1000GB/s"'))
+    path.write_text(
+        SHORT.replace("{ write_fraction", '{ transfer_rate = "1000GB/s", write_fraction')
+    )
     result = cli("scenario", "run", str(path), "--out", str(tmp_path / "out"))
     assert result.code == 2
     (line,) = result.err.strip().splitlines()[-1:]
