@@ -25,13 +25,15 @@ FAST = ["samples=3", "warmup=1", "min_sample_time=0", "time_limit=0.05"]
 LIMIT = 1e-12
 
 
-def spmv(np_: int, *words: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    argv = [*mpirun(np_), str(executable("pa-spmv")), *FAST, *words]
+def spmv(
+    np_: int, *words: str, env: dict | None = None, timing: list[str] = FAST
+) -> subprocess.CompletedProcess:
+    argv = [*mpirun(np_), str(executable("pa-spmv")), *timing, *words]
     return subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
 
 
-def measure(np_: int, *words: str, env: dict | None = None) -> dict:
-    done = spmv(np_, *words, env=env)
+def measure(np_: int, *words: str, env: dict | None = None, timing: list[str] = FAST) -> dict:
+    done = spmv(np_, *words, env=env, timing=timing)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
