@@ -220,7 +220,7 @@ _NONZERO = re.compile(r"process rank (\d+) with PID \d+ on node (\S+) exited wit
 
 # mpirun arguments that say how ranks are mapped or bound: the user's choice, left alone.
 _BINDING_ARGUMENTS = {"--bind-to", "-bind-to", "--map-by", "-map-by", "--cpus-per-proc",
-                      "--cpus-per-rank", "--rank-by", "--cpu-set"}  # fmt: skip
+                      "--cpus-per-rank", "--rank-by", "--cpu-set", "--rankfile", "-rf"}  # fmt: skip
 
 
 def _cores_per_rank(launch: Launch, np_: int, threads: int, extra: list[str], machine) -> None:

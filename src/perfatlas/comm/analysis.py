@@ -278,8 +278,10 @@ def _confirmed(
     report: AnomalyReport,
 ) -> list[Anomaly]:
     """The group with its re-measurement (figures matched by subject): the anomalies both
-    measurements confirm; those the first measurement alone found go to report.withdrawn. Each
-    is shown as the first measurement judged it, with its re-measured value."""
+    measurements confirm; those the first measurement alone found go to report.withdrawn. A
+    confirmed one is shown as the rule confirmed it (its first measurement against the others'
+    better of two), a withdrawn one as the first measurement judged it; each with its
+    re-measured value."""
     by_subject = {f.subject: f for f in again}
     both = [(f, by_subject[f.subject]) for f in figures if f.subject in by_subject]
     tripped = {figures[v.index].subject for v in verdicts if v.anomalous}
@@ -292,8 +294,9 @@ def _confirmed(
         kept = anomaly.confirmed(pair)
         if not kept and first.subject not in tripped:
             continue
+        shown = pair[0] if kept else verdicts[figures.index(first)]
         judged = replace(
-            _anomaly(key, label, first, verdicts[figures.index(first)]),
+            _anomaly(key, label, first, shown),
             confirmed=kept,
             remeasured_value=second.value,
             remeasured_result_id=second.result.id,
