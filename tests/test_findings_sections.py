@@ -1,5 +1,6 @@
 """The report's sections that state a conclusion draw it from the run's findings
-(perfatlas.findings, docs/guide/findings.md): the MPI patterns' anomalies and suspect hosts. Each test stores a run of synthetic
+(perfatlas.findings, docs/guide/findings.md): the MPI patterns' anomalies and suspect hosts and
+the nodes' verdicts. Each test stores a run of synthetic
 documents with its findings, alters a stored finding, and checks that the report says what the
 stored finding says, not what the analysis would conclude again from the results."""
 
@@ -123,3 +124,40 @@ def test_groups_too_small_to_judge_are_findings_and_the_section_says_them(tmp_pa
 
     alter(store, run_id, "comm.not_judged", planted)
     assert "2 figure(s): planted: not judged" in section(store, run_id, "comm-patterns")
+
+
+# -- nodes ----------------------------------------------------------------------------------------
+def bandwidth_on(host: str, median: float, seed: int) -> dict:
+    return {
+        "schema": "perfatlas.result/1",
+        "benchmark": "mem.bandwidth",
+        "params": {"op": "read", "bytes": 1 << 28, "threads": 1, "host": host},
+        "samples": {"bandwidth_Bps": samples(median, seed)},
+        "units": {"bandwidth_Bps": "byte/s"},
+    }
+
+
+def test_the_nodes_section_shows_the_stored_verdicts(tmp_path):
+    """n3 reads at half the others' bandwidth: flagged in the stored findings and the section;
+    once its stored finding is made typical and n1's slow, the section names n1 alone."""
+    nodes = [bandwidth_on(f"n{i}", 5e9 if i == 3 else 10e9, i) for i in range(1, 5)]
+    store, run_id = stored_run(tmp_path, nodes)
+    html = section(store, run_id, "nodes")
+    assert "Nodes that differ from the others: n3 in mem.bandwidth" in html
+    assert "SLOWER: -50 % vs the other nodes (not re-measured)" in html
+    assert "10 GB/s [" in html  # a node's own figure with its interval, from the finding
+
+    def swapped(finding: dict) -> dict:
+        host = finding["details"]["host"]
+        if host == "n3":
+            return {**finding, "verdict": "planted: like the others", "severity": "info"}
+        if host == "n1":
+            return {**finding, "verdict": "planted: SLOWER", "severity": "warning"}
+        return finding
+
+    alter(store, run_id, "cluster.node_slowdown", swapped)
+    html = section(store, run_id, "nodes")
+    assert "Nodes that differ from the others: n1 in mem.bandwidth" in html
+    assert "n3 in mem.bandwidth" not in html
+    assert "planted: SLOWER" in html and "planted: like the others" in html
+    assert "-50 % vs the other nodes" not in html
