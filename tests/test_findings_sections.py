@@ -1,6 +1,6 @@
 """The report's sections that state a conclusion draw it from the run's findings
-(perfatlas.findings, docs/guide/findings.md): the MPI patterns' anomalies and suspect hosts and
-the nodes' verdicts. Each test stores a run of synthetic
+(perfatlas.findings, docs/guide/findings.md): the MPI patterns' anomalies and suspect hosts, the
+nodes' verdicts and the interference matrix's cells. Each test stores a run of synthetic
 documents with its findings, alters a stored finding, and checks that the report says what the
 stored finding says, not what the analysis would conclude again from the results."""
 
@@ -22,15 +22,19 @@ from perfatlas.store import Store
 HOSTS = [f"h{i}" for i in range(6)]
 
 
-def stored_run(path: Path, documents: list[dict]) -> tuple[Store, int]:
-    """A complete run of these documents, its findings stored with it as `perfatlas run` stores
-    them."""
+def stored_run(
+    path: Path, documents: list[dict], matrices: tuple[dict, ...] = ()
+) -> tuple[Store, int]:
+    """A complete run of these documents (and interference matrices), its findings stored with
+    it as `perfatlas run` stores them."""
     store = Store(path / "perfatlas.db")
     run_id = store.start_run(
         fingerprint="test", topology={}, context={}, suite=None, argv=[], software={}
     )
     for document in documents:
         store.add_document(run_id, document, [])
+    for matrix in matrices:
+        store.add_scenario(run_id, "matrix", "interference matrix", matrix, [])
     store.finish_run(run_id, "complete")
     store_findings(store, run_id)
     jsonschema.Draft202012Validator(SCHEMA).validate(store.findings(run_id))
@@ -161,3 +165,46 @@ def test_the_nodes_section_shows_the_stored_verdicts(tmp_path):
     assert "n3 in mem.bandwidth" not in html
     assert "planted: SLOWER" in html and "planted: like the others" in html
     assert "-50 % vs the other nodes" not in html
+
+
+# -- the interference matrix ----------------------------------------------------------------------
+def matrix(verdicts: list[list[str]]) -> dict:
+    """A 2 x 2 interference matrix as `perfatlas scenario matrix` stores it."""
+    return {
+        "classes": ["stream", "compute"],
+        "kernels": {"stream": "triad", "compute": "dgemm"},
+        "bytes": 240_000,
+        "cpu_list": "0,1",
+        "rounds": 5,
+        "alone_s": {"stream": 0.1, "compute": 0.2},
+        "slowdown": [[1.5, 1.0], [0.82, 1.03]],
+        "slowdown_ci": [[[1.4, 1.6], [0.95, 1.05]], [[0.8, 0.85], [1.01, 1.06]]],
+        "verdicts": verdicts,
+    }
+
+
+def test_the_matrix_cells_show_the_stored_verdicts(tmp_path):
+    verdicts = [["slower", "no measurable interference"], ["faster", "measurable, under 10%"]]
+    store, run_id = stored_run(tmp_path, [], (matrix(verdicts),))
+    cells = [f for f in store.findings(run_id)["findings"] if f["kind"] == "scenario.interference"]
+    assert [(f["details"]["row"], f["details"]["column"]) for f in cells] == [
+        (0, 0), (0, 1), (1, 0), (1, 1),
+    ]  # fmt: skip
+    assert "0.82 [0.80, 0.85] faster" in section(store, run_id, "scenario")
+
+    def planted(finding: dict) -> dict:
+        corner = (finding["details"]["row"], finding["details"]["column"]) == (1, 0)
+        return {**finding, "verdict": "planted cell verdict"} if corner else finding
+
+    alter(store, run_id, "scenario.interference", planted)
+    html = section(store, run_id, "scenario")
+    assert "0.82 [0.80, 0.85] planted cell verdict" in html and "faster" not in html
+    assert "1.50 [1.40, 1.60] slower" in html  # the other cells as stored
+
+
+def test_cells_of_findings_stored_before_they_named_their_cell_are_read_in_row_order(tmp_path):
+    store, run_id = stored_run(tmp_path, [], (matrix([["a", "b"], ["c", "d"]]),))
+    alter(store, run_id, "scenario.interference", lambda f: {**f, "details": {}})
+    html = section(store, run_id, "scenario")
+    for cell in ("1.50 [1.40, 1.60] a", "1.00 [0.95, 1.05] b", "0.82 [0.80, 0.85] c"):
+        assert cell in html
