@@ -117,6 +117,29 @@ def test_a_uniform_set_of_links_is_said_to_have_no_anomaly():
     assert not of_kind(found, "comm.anomaly")
 
 
+def test_a_slow_hotspot_sender_is_an_anomaly_with_its_own_interval():
+    """Sender rank 3 of 5 gets half the others' bandwidth: its anomaly carries the interval of
+    its own share of the result's samples (samples are sender-major), with its coverage."""
+    senders = [1, 2, 3, 4, 5]
+    shares = [noisy(5e8 if s == 3 else 1e9, seed=s) for s in senders]
+    hotspot = result(
+        9,
+        "comm.hotspot",
+        {"np": 6, "senders": 5, "bytes": 16384},
+        "bandwidth_per_sender_Bps",
+        np.concatenate(shares),
+        unit="byte/s",
+        derived={"sender_ranks": senders},
+        placement={"ranks": [{"rank": r, "host": f"h{r}"} for r in range(6)]},
+    )
+    (anomaly,) = of_kind(compute_findings(run_data([hotspot])), "comm.anomaly")
+    assert anomaly.subject.startswith("sender rank 3") and anomaly.unit == "GB/s"
+    assert anomaly.interval.low <= anomaly.value <= anomaly.interval.high
+    assert anomaly.interval.confidence >= 0.95  # 9 samples of its own
+    assert anomaly.value == pytest.approx(float(np.median(shares[2])) * 1e-9)
+    assert anomaly.details["figures_checked"] == 5 and anomaly.details["groups_checked"] == 1
+
+
 def test_collective_growth_logarithmic_with_its_slope():
     """latency = 1000 + 3000 log2 P ns over P = 2 .. 32: logarithmic, 3 us per doubling."""
     results = [

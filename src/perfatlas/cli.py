@@ -79,7 +79,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.plan:  # nothing measured, no database opened
         return _show_plan(plan, args.json)
     store = _store(args)
-    runner = Runner(store, machine, args.executor)
+    runner = Runner(store, machine, args.executor, remeasure=args.remeasure)
     runner.check(plan.planned)
     console.print(
         f"suite [bold]{args.suite}[/]: {len(plan.launches)} measurements, database {args.db}"
@@ -149,7 +149,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     if args.json:  # fail on an unwritable file before measuring
         Path(args.json).open("a").close()
     store = _store(args)
-    runner = Runner(store, machine, args.executor)
+    runner = Runner(store, machine, args.executor, remeasure=args.remeasure)
     runner.check([Planned(benchmark, params)])
     with runner.run(None, sys.argv):
         if args.launcher == "slurm":  # the job's own progress bar
@@ -193,7 +193,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.plan:  # nothing measured, no database opened
         return _show_plan(planned, args.json)
     store = _store(args)
-    runner = Runner(store, machine, args.executor)
+    runner = Runner(store, machine, args.executor, remeasure=args.remeasure)
     runner.check(planned.planned)
     console.print(
         f"sweep of [bold]{benchmark.name}[/]: {len(points)} points x {args.repeat} repetitions, "
@@ -668,6 +668,17 @@ def _executor(args: argparse.Namespace):
     return executor
 
 
+def _remeasure_argument(parser: argparse.ArgumentParser) -> None:
+    """--no-remeasure, on the commands that measure through the runner (perfatlas.remeasure)."""
+    parser.add_argument(
+        "--no-remeasure",
+        dest="remeasure",
+        action="store_false",
+        help="do not measure again the groups whose figures pass the anomaly rule (MPI patterns, "
+        "multi-host runs): anomalies are then reported from one measurement",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="perfatlas",
@@ -696,6 +707,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="perfatlas-out", help="directory for the HTML report")
     p.add_argument("--repeat", type=int, default=1, help="launch each measurement N times")
     _launch_arguments(p)
+    _remeasure_argument(p)
     p.add_argument("--threads", help="thread counts to sweep, e.g. 1,2 or 1-4")
     p.add_argument("--np", help="MPI ranks of every comm.* step (a number or 'all')")
     p.add_argument(
@@ -712,6 +724,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", help="also write the result document(s) to this file")
     p.add_argument("--repeat", type=int, default=1, help="launch the measurement N times")
     _launch_arguments(p)
+    _remeasure_argument(p)
 
     p = command(
         "sweep",
@@ -734,6 +747,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeat", type=int, default=3, help="launches of every point (default 3)")
     p.add_argument("--out", default="perfatlas-out", help="directory for the HTML report")
     _launch_arguments(p)
+    _remeasure_argument(p)
     _plan_arguments(p)
 
     command("list", cmd_list, "list suites and benchmarks with their parameters")

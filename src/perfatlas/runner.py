@@ -120,7 +120,9 @@ class Runner:
         self.run_id = self.store.start_run(
             fingerprint=self.machine.fingerprint,
             topology=self.machine.topology,
-            context=self.machine.context(),
+            # whether tripped figures were measured again: a reader of the run needs to know
+            # whether its anomalies rest on one measurement (--no-remeasure) or two
+            context={**self.machine.context(), "remeasure": self.remeasure},
             suite=suite,
             argv=argv,
             software=software_versions(),

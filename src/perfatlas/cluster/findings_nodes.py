@@ -1,13 +1,60 @@
 """Findings of the node asymmetry analysis: each node's slowdown against the median of the nodes,
-with the verdict of perfatlas.cluster.analysis_nodes (the rule is stated there)."""
+with the verdict of perfatlas.cluster.analysis_nodes (the rule is stated there). The report's
+nodes section and the terminal's node table say a node's verdict as written here."""
 
 from __future__ import annotations
 
-from perfatlas.cluster.analysis_nodes import node_groups
-from perfatlas.cluster.section_nodes import RULE, verdict
+from perfatlas.anomaly import ROBUST_Z_LIMIT, remeasure_label
+from perfatlas.cluster.analysis_nodes import MIN_NODES, MIN_RELATIVE, NodeGroup, node_groups
 from perfatlas.findings.model import Finding, from_results, interval_of
 from perfatlas.findings.registry import finding_source
+from perfatlas.report.common import number
 from perfatlas.report.data import RunData
+
+RULE = (
+    f"A node is flagged when its figure is far from the others' (modified z-score of its "
+    f"logarithm > {ROBUST_Z_LIMIT:g}), its 95 % interval does not overlap that of the median of "
+    f"the other nodes' samples pooled (noise: the envelope of their intervals), and its figure "
+    f"differs from the median of theirs by more than "
+    f"{100 * MIN_RELATIVE:g} % (noise: its time factor 1 + slowdown); a group where a node is "
+    "flagged, or too spread to tell, is measured again, and a node stays flagged only when both "
+    "measurements pass against the other nodes, each at the better of its two; groups of fewer "
+    f"than {MIN_NODES} nodes are not judged. Slowdown: "
+    "the node's figure over the median of the nodes (latency, noise), or the median over the "
+    "node's figure (bandwidth): 1 is the typical node (LANL Lightning report: per-node "
+    'slowdown and "no asymmetry between nodes").'
+)
+
+
+def figure_text(unit: str, value: float) -> str:
+    """A node's figure in its unit: noise slowdown (a fraction) in %, byte/s in GB/s."""
+    if unit == "fraction":
+        return f"{number(100 * value)} %"
+    if unit == "byte/s":
+        return f"{number(value / 1e9)} GB/s"
+    return f"{number(value)} {unit}"
+
+
+def verdict(group: NodeGroup, host: str) -> str:
+    if not group.judged:
+        return f"not judged (fewer than {MIN_NODES} nodes)"
+    again = group.remeasured.get(host)
+    remeasured = remeasure_label(
+        group.confirmed(host), figure_text(group.unit, again.value) if again else ""
+    )
+    if host in group.withdrawn:
+        return f"like the others (re-measured {remeasured})"
+    if host not in group.flagged:
+        return "like the others"
+    relative = group.flagged[host]
+    worse = (relative > 0) == group.higher_is_worse
+    said = f"{'SLOWER' if worse else 'faster'}: {100 * relative:+.0f} % vs the other nodes"
+    return f"{said} (re-measured {remeasured})" if again else f"{said} ({remeasured})"
+
+
+def group_name(group: NodeGroup) -> str:
+    """What the nodes of a group measured: benchmark, shared parameters, metric."""
+    return f"{group.benchmark} {group.label} {group.metric}"
 
 
 @finding_source("node asymmetry", 55)
@@ -24,7 +71,7 @@ def node_findings(data: RunData) -> list[Finding]:
             found.append(
                 Finding(
                     kind="cluster.node_slowdown",
-                    subject=f"host {figure.host}: {group.benchmark} {group.label} {group.metric}",
+                    subject=f"host {figure.host}: {group_name(group)}",
                     value=s,
                     unit="x the median node",
                     method=RULE,
@@ -32,9 +79,13 @@ def node_findings(data: RunData) -> list[Finding]:
                     verdict=verdict(group, figure.host),
                     severity="warning" if worse else "notice" if relative is not None else "info",
                     details={
+                        "host": figure.host,
+                        "group": group_name(group),
                         "figure": figure.value,
+                        "figure_interval": [figure.ci_lo, figure.ci_hi],
                         "unit": group.unit,
                         "nodes": len(group.figures),
+                        "judged": group.judged,
                         "confirmed": group.confirmed(figure.host),
                         "remeasured": remeasured.value if remeasured else None,
                     },

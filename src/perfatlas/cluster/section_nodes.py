@@ -1,104 +1,92 @@
 """Nodes of a multi-host run: per-node figures, per-node slowdown, nodes that differ from the
-others (perfatlas.cluster.analysis_nodes states the rule), and MPI results by link."""
+others, as the run's cluster.node_slowdown findings state them (perfatlas.cluster.findings_nodes;
+perfatlas.cluster.analysis_nodes states the rule), and MPI results by link."""
 
 from __future__ import annotations
 
-from perfatlas.anomaly import ROBUST_Z_LIMIT, remeasure_label
-from perfatlas.cluster.analysis_nodes import (
-    MIN_NODES,
-    MIN_RELATIVE,
-    NodeGroup,
-    link_rows,
-    node_groups,
-)
+from perfatlas.cluster.analysis_nodes import link_rows
+from perfatlas.cluster.findings_nodes import RULE, figure_text
+from perfatlas.findings.compute import run_findings
+from perfatlas.findings.model import Finding
 from perfatlas.report.blocks import Block, Note, Table
-from perfatlas.report.common import number
 from perfatlas.report.data import RunData
 from perfatlas.report.registry import section
 
 
-def value_text(group: NodeGroup, value: float) -> str:
-    if group.unit == "fraction":
-        return f"{number(100 * value)} %"
-    if group.unit == "byte/s":
-        return f"{number(value / 1e9)} GB/s"
-    return f"{number(value)} {group.unit}"
+def _figure(f: Finding) -> str:
+    """The node's own figure with its 95 % interval, in the group's unit."""
+    unit, value = f.details.get("unit", ""), f.details.get("figure")
+    if value is None:
+        return "-"
+    bounds = f.details.get("figure_interval") or [None, None]
+    if None in bounds:
+        return figure_text(unit, value)
+    low, high = (figure_text(unit, bound) for bound in bounds)
+    return f"{figure_text(unit, value)} [{low}, {high}]"
 
 
-def verdict(group: NodeGroup, host: str) -> str:
-    if not group.judged:
-        return f"not judged (fewer than {MIN_NODES} nodes)"
-    again = group.remeasured.get(host)
-    remeasured = remeasure_label(
-        group.confirmed(host), value_text(group, again.value) if again else ""
-    )
-    if host in group.withdrawn:
-        return f"like the others (re-measured {remeasured})"
-    if host not in group.flagged:
-        return "like the others"
-    relative = group.flagged[host]
-    worse = (relative > 0) == group.higher_is_worse
-    said = f"{'SLOWER' if worse else 'faster'}: {100 * relative:+.0f} % vs the other nodes"
-    return f"{said} (re-measured {remeasured})" if again else f"{said} ({remeasured})"
+def _slowdown(f: Finding) -> str:
+    if f.value is None:
+        return "-"
+    if f.interval is None:
+        return f"{f.value:.3f}"
+    return f"{f.value:.3f} [{f.interval.low:.3f}, {f.interval.high:.3f}]"
 
 
-def group_rows(group: NodeGroup) -> list[list[str]]:
-    rows = []
-    for i, figure in enumerate(group.figures):
-        s, lo, hi = group.slowdown(figure)
+def _host(f: Finding) -> str:
+    return str(f.details.get("host", f.subject))
+
+
+def _node_rows(found: list[Finding]) -> list[list[str]]:
+    """A row per node finding; a group's name on its first row only."""
+    rows, previous = [], None
+    for f in found:
+        group = f.details.get("group", "")
         rows.append(
             [
-                f"{group.benchmark} {group.label}" if i == 0 else "",
-                group.metric if i == 0 else "",
-                figure.host,
-                f"{value_text(group, figure.value)} [{value_text(group, figure.ci_lo)}, "
-                f"{value_text(group, figure.ci_hi)}]",
-                f"{s:.3f} [{lo:.3f}, {hi:.3f}]",
-                verdict(group, figure.host),
+                group if group != previous else "",
+                _host(f),
+                _figure(f),
+                _slowdown(f),
+                f.verdict or "",
             ]
         )
+        previous = group
     return rows
 
 
-RULE = (
-    f"A node is flagged when its figure is far from the others' (modified z-score of its "
-    f"logarithm > {ROBUST_Z_LIMIT:g}), its 95 % interval does not overlap that of the median of "
-    f"the other nodes' samples pooled (noise: the envelope of their intervals), and its figure "
-    f"differs from the median of theirs by more than "
-    f"{100 * MIN_RELATIVE:g} % (noise: its time factor 1 + slowdown); a group where a node is "
-    "flagged, or too spread to tell, is measured again, and a node stays flagged only when both "
-    "measurements pass against the other nodes, each at the better of its two; groups of fewer "
-    f"than {MIN_NODES} nodes are not judged. Slowdown: "
-    "the node's figure over the median of the nodes (latency, noise), or the median over the "
-    "node's figure (bandwidth): 1 is the typical node (LANL Lightning report: per-node "
-    'slowdown and "no asymmetry between nodes").'
-)
+def _verdict_note(found: list[Finding]) -> Note | None:
+    """Which nodes differ (a node finding above severity info is flagged, faster or slower)."""
+    flagged = [f for f in found if f.severity != "info"]
+    if flagged:
+        text = "; ".join(f"{_host(f)} in {f.details.get('group', '?')}" for f in flagged)
+        return Note(f"Nodes that differ from the others: {text}.", "bad")
+    judged = {f.details.get("group") for f in found if f.details.get("judged")}
+    if judged:
+        return Note(f"No asymmetry between nodes in {len(judged)} group(s) of figures.")
+    return None
 
 
 @section("nodes", "Nodes: per-node results and asymmetry", order=55)
 def nodes_section(data: RunData) -> list[Block]:
-    groups = node_groups(data.results)
+    found = [f for f in run_findings(data).findings if f.kind == "cluster.node_slowdown"]
     links = link_rows(data.results)
-    if not groups and not links:
+    if not found and not links:
         return []
     blocks: list[Block] = []
-    if groups:
-        hosts = sorted({f.host for g in groups for f in g.figures})
-        flagged = [(g, h) for g in groups for h in g.flagged]
-        judged = [g for g in groups if g.judged]
-        if flagged:
-            text = "; ".join(f"{h} in {g.benchmark} {g.label} ({g.metric})" for g, h in flagged)
-            blocks.append(Note(f"Nodes that differ from the others: {text}.", "bad"))
-        elif judged:
-            blocks.append(Note(f"No asymmetry between nodes in {len(judged)} group(s) of figures."))
+    if found:
+        hosts = sorted({_host(f) for f in found})
+        if note := _verdict_note(found):
+            blocks.append(note)
         blocks.append(
             Table(
-                ["measurement", "metric", "node", "figure [95 % CI]", "slowdown [CI]", "verdict"],
-                [row for g in groups for row in group_rows(g)],
+                ["measurement", "node", "figure [95 % CI]", "slowdown [CI]", "verdict"],
+                _node_rows(found),
                 caption=f"Node-level results of {len(hosts)} node(s) ({', '.join(hosts)}), each "
                 "measured on its node at the same time as on the others; the node is read back "
-                "on the node (Slurm's node name, else its hostname). " + RULE,
-                numeric=(3, 4),
+                "on the node (Slurm's node name, else its hostname); the slowdowns and verdicts "
+                "are the run's cluster.node_slowdown findings. " + RULE,
+                numeric=(2, 3),
             )
         )
     if links:

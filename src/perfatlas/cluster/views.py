@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from perfatlas.cluster.analysis_nodes import node_groups
-from perfatlas.cluster.section_nodes import RULE, value_text, verdict
+from perfatlas.cluster.findings_nodes import RULE, figure_text, group_name, verdict
 from perfatlas.store import Result
 from perfatlas.views import console, titled_table
 
@@ -26,11 +26,11 @@ def print_nodes(results: list[Result]) -> None:
         for i, figure in enumerate(group.figures):
             s, lo, hi = group.slowdown(figure)
             said = verdict(group, figure.host)
+            low, high = (figure_text(group.unit, v) for v in (figure.ci_lo, figure.ci_hi))
             table.add_row(
-                f"{group.benchmark} {group.label} {group.metric}" if i == 0 else "",
+                group_name(group) if i == 0 else "",
                 figure.host,
-                f"{value_text(group, figure.value)} [dim][{value_text(group, figure.ci_lo)}, "
-                f"{value_text(group, figure.ci_hi)}][/]",
+                f"{figure_text(group.unit, figure.value)} [dim][{low}, {high}][/]",
                 f"{s:.3f} [dim][{lo:.3f}, {hi:.3f}][/]",
                 f"[red]{said}[/]" if figure.host in group.flagged else said,
             )

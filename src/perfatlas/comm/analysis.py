@@ -110,6 +110,7 @@ class Anomaly:
     confirmed: bool | None = None  # by its re-measurement; None: not re-measured
     remeasured_value: float | None = None
     remeasured_result_id: int | None = None
+    n: int = 0  # samples behind the figure's own interval (its coverage below 6)
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ class AnomalyReport:
     suspects: list[SuspectHost] = field(default_factory=list)
     groups_checked: int = 0
     figures_checked: int = 0
-    too_small: list[str] = field(default_factory=list)  # groups of fewer than 3 figures
+    too_small: list[tuple[str, list[Figure]]] = field(default_factory=list)  # under 3 figures
     withdrawn: list[Anomaly] = field(default_factory=list)  # not confirmed by re-measurement
     # results of groups to measure again: a figure passes the rule, or is significant and
     # large while the others are too spread to tell (perfatlas.anomaly.unsettled)
@@ -231,7 +232,7 @@ def find_anomalies(results: list[Result]) -> AnomalyReport:
     for key, figures in _groups([r for r in results if not is_remeasurement(r.document)]).items():
         label = _group_label(key)
         if len(figures) < MIN_GROUP:
-            report.too_small.append(f"{label}: {len(figures)} figure(s)")
+            report.too_small.append((label, figures))
             continue
         report.groups_checked += 1
         report.figures_checked += len(figures)
@@ -266,6 +267,7 @@ def _anomaly(key: tuple, label: str, figure: Figure, verdict: anomaly.Verdict) -
         verdict.ci_hi,
         verdict.others_lo,
         verdict.others_hi,
+        n=len(figure.estimate.samples),
     )
 
 

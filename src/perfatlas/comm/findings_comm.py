@@ -6,22 +6,36 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from perfatlas.anomaly import MIN_GROUP
 from perfatlas.comm.analysis import (
     MIN_RELATIVE_DEVIATION,
     ROBUST_Z_LIMIT,
     Anomaly,
+    AnomalyReport,
+    Figure,
     find_anomalies,
 )
 from perfatlas.comm.series import collective_lines, pingpong_figures
-from perfatlas.findings.model import MEDIAN_CI, Finding, Sources, from_results, median_of
+from perfatlas.findings.model import (
+    MEDIAN_CI,
+    Finding,
+    Sources,
+    from_results,
+    interval_of,
+    median_coverage,
+    median_of,
+)
 from perfatlas.findings.registry import finding_source
 from perfatlas.report.data import RunData
-from perfatlas.store import Result
 from perfatlas.units import format_size
 
 ANOMALY_METHOD = (
     f"leave-one-out robust z of ln(figure) against its group > {ROBUST_Z_LIMIT} (Iglewicz & "
     f"Hoaglin 1993) and more than {MIN_RELATIVE_DEVIATION:.0%} from the others' median"
+)
+NOT_JUDGED_METHOD = (
+    f"groups of fewer than {MIN_GROUP} comparable figures are not judged by the anomaly rule "
+    "(of two, which is the odd one?)"
 )
 SUSPECT_METHOD = "every figure involving the host is an anomaly for the worse, others are not"
 GROWTH_METHOD = "least squares against log2 P and against P; the better fit leaves <= half the RSS"
@@ -61,10 +75,8 @@ def pingpong_findings(data: RunData) -> list[Finding]:
     return found
 
 
-def _anomaly(a: Anomaly, results: dict[int, Result]) -> Finding:
+def _anomaly(a: Anomaly, report: AnomalyReport) -> Finding:
     scale, unit = (1e-9, "GB/s") if a.metric.endswith("_Bps") else (1e-3, "us")
-    result = results.get(a.result_id)
-    own = median_of(result, scale)[1] if result is not None and result.median == a.value else {}
     return Finding(
         kind="comm.anomaly",
         subject=f"{a.subject} in {a.group}",
@@ -84,21 +96,23 @@ def _anomaly(a: Anomaly, results: dict[int, Result]) -> Finding:
             "confirmed": a.confirmed,
             "remeasured": None if a.remeasured_value is None else a.remeasured_value * scale,
             "remeasured_result": a.remeasured_result_id,
+            # the run's totals, so that a report counts from the findings alone
+            "figures_checked": report.figures_checked,
+            "groups_checked": report.groups_checked,
         },
-        **(own or {"interval_reason": "a sender's median within a hotspot result: no interval"}),
+        # its own samples' interval: a result's, or a hotspot sender's share of its result
+        **interval_of(a.ci_lo * scale, a.ci_hi * scale, median_coverage(a.n)),
     )
 
 
 @finding_source("comm anomalies", 51)
 def anomaly_findings(data: RunData) -> list[Finding]:
     report = find_anomalies(data.results)
-    by_id = {r.id: r for r in data.results}
-    found = [_anomaly(a, by_id) for a in report.anomalies]
+    found = [_anomaly(a, report) for a in report.anomalies]
     for a in report.withdrawn:
-        tripped = _anomaly(a, by_id)
         found.append(
             replace(
-                tripped,
+                _anomaly(a, report),
                 kind="comm.withdrawn",
                 verdict=f"tripped the rule ({a.relative:+.0%}), not confirmed by its "
                 "re-measurement: not reported",
@@ -139,7 +153,22 @@ def anomaly_findings(data: RunData) -> list[Finding]:
                 verdict="no anomaly",
             )
         )
-    return found
+    return found + [_not_judged(label, figures) for label, figures in report.too_small]
+
+
+def _not_judged(label: str, figures: list[Figure]) -> Finding:
+    """A group too small for the rule: said, so that a reader knows these figures were not
+    judged rather than found normal."""
+    return Finding(
+        kind="comm.not_judged",
+        subject=label,
+        value=float(len(figures)),
+        unit="figures",
+        method=NOT_JUDGED_METHOD,
+        sources=from_results(*(f.result for f in figures)),
+        interval_reason="a count of figures",
+        verdict=f"not judged: fewer than {MIN_GROUP} comparable figures",
+    )
 
 
 @finding_source("comm collectives", 52)

@@ -1,20 +1,17 @@
 """MPI patterns: distance from rank 0, hotspot (k senders to one receiver), complement pairs,
-and the anomalies among them (perfatlas.comm.analysis)."""
+and the anomalies among them, as the run's findings state them (perfatlas.comm.findings_comm:
+stored with the run, so its report shows the conclusions drawn when it was measured)."""
 
 from __future__ import annotations
 
 import numpy as np
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from perfatlas.anomaly import remeasure_label
-from perfatlas.comm.analysis import (
-    MIN_RELATIVE_DEVIATION,
-    ROBUST_Z_LIMIT,
-    Anomaly,
-    AnomalyReport,
-    find_anomalies,
-)
+from perfatlas.comm.analysis import MIN_RELATIVE_DEVIATION, ROBUST_Z_LIMIT
 from perfatlas.comm.series import link, pair_hosts, placement_details
+from perfatlas.findings.compute import run_findings
+from perfatlas.findings.model import Finding
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Details, Figure, Note, Table
 from perfatlas.report.common import few_samples_note, number, value_with_ci
@@ -176,29 +173,37 @@ def _hotspot_rows(data: RunData) -> list[list[str]]:
     return rows
 
 
-def _anomaly_rows(anomalies: list[Anomaly]) -> list[list[str]]:
-    return [
-        [
-            a.group,
-            a.subject,
-            f"{_value(a.value, a.metric)} [{_value(a.ci_lo, a.metric)} .. "
-            f"{_value(a.ci_hi, a.metric)}]",
-            f"{_value(a.median, a.metric)} [{_value(a.others_lo, a.metric)} .. "
-            f"{_value(a.others_hi, a.metric)}]",
-            f"{a.relative:+.0%}",
-            "∞" if not np.isfinite(a.robust_z) else f"{a.robust_z:+.1f}",
-            "worse" if a.worse else "better",
-            remeasure_label(a.confirmed, _value(a.remeasured_value or 0.0, a.metric)),
-            " ↔ ".join(dict.fromkeys(a.hosts)),
-        ]
-        for a in anomalies
-    ]
+def _shown(value: float | None, unit: str) -> str:
+    """A finding's figure as the tables show it (its unit us as µs)."""
+    if value is None:
+        return "-"
+    return f"{number(value)} {'µs' if unit == 'us' else unit}"
 
 
-def _value(value: float, metric: str) -> str:
-    if metric.endswith("_Bps"):
-        return f"{number(value / GB)} GB/s"
-    return f"{number(value * 1e-3)} µs"
+def _with_interval(value: float | None, bounds: list | None, unit: str) -> str:
+    if not bounds or None in bounds:
+        return _shown(value, unit)
+    return f"{_shown(value, unit)} [{_shown(bounds[0], unit)} .. {_shown(bounds[1], unit)}]"
+
+
+def _anomaly_rows(found: list[Finding]) -> list[list[str]]:
+    """A row per comm.anomaly (or comm.withdrawn) finding, as the finding states it."""
+    rows = []
+    for f in found:
+        d, own = f.details, f.interval
+        z = d.get("robust_z")  # None: infinite (the others' spread is 0)
+        rows.append(
+            [
+                f.subject,
+                _with_interval(f.value, None if own is None else [own.low, own.high], f.unit),
+                _with_interval(d.get("others_median"), d.get("others_interval"), f.unit),
+                "∞" if z is None else f"{z:+.1f}",
+                f.verdict or "",
+                remeasure_label(d.get("confirmed"), _shown(d.get("remeasured"), f.unit)),
+                " ↔ ".join(dict.fromkeys(d.get("hosts") or [])),
+            ]
+        )
+    return rows
 
 
 RULE = (
@@ -214,67 +219,77 @@ RULE = (
     "Groups hold comparable figures only: same benchmark, metric, message size and np, and the "
     "same link class (intra-node figures are never compared with inter-node ones); groups of "
     "fewer than 3 are not judged. A host whose every figure is worse, while the group also holds "
-    "figures without it, is named as the likely cause: its link."
+    "figures without it, is named as the likely cause: its link. Every row, count and verdict "
+    "here is one of the run's findings (comm.anomaly, comm.withdrawn, comm.suspect_host, "
+    "comm.no_anomaly, comm.not_judged)."
 )
 HEADER = [
-    "group",
-    "rank / pair",
+    "figure, in its group",
     "value [95 % CI]",
     "median of the others [group CI]",
-    "deviation",
     "robust z",
-    "",
+    "verdict",
     "re-measured",
     "hosts",
 ]
 
 
-def anomaly_blocks(report: AnomalyReport) -> list[Block]:
+def _of_kind(found: list[Finding], kind: str) -> list[Finding]:
+    return [f for f in found if f.kind == kind]
+
+
+def _anomalies_note(anomalies: list[Finding]) -> Note:
+    worse = sum(f.severity == "warning" for f in anomalies)
+    counts = anomalies[0].details
+    among = (
+        f" among {counts['figures_checked']} figures in {counts['groups_checked']} group(s)"
+        if "figures_checked" in counts  # findings stored before they carried the totals
+        else ""
+    )
+    return Note(
+        f"{len(anomalies)} anomalous figure(s) ({worse} worse than their group){among}.",
+        "bad" if worse else "warning",
+    )
+
+
+def _suspect_note(suspect: Finding) -> Note:
+    verdict = suspect.verdict or "suspect link"
+    text = Markup(
+        "{} (<b>{}</b>: {} figure(s) worse than the rest); check its cable, port or switch path."
+    )
+    return Note(
+        text.format(verdict[:1].upper() + verdict[1:], suspect.subject, int(suspect.value or 0)),
+        "bad",
+    )
+
+
+def anomaly_blocks(found: list[Finding]) -> list[Block]:
+    """The anomalies, suspect hosts and groups not judged, as the run's findings state them."""
     blocks: list[Block] = []
-    if report.anomalies:
-        worse = sum(a.worse for a in report.anomalies)
+    anomalies = _of_kind(found, "comm.anomaly")
+    if anomalies:
+        blocks.append(_anomalies_note(anomalies))
+        blocks += [_suspect_note(s) for s in _of_kind(found, "comm.suspect_host")]
+        blocks.append(Table(HEADER, _anomaly_rows(anomalies), numeric=(1, 2, 3), caption=RULE))
+    for clean in _of_kind(found, "comm.no_anomaly"):
         blocks.append(
             Note(
-                f"{len(report.anomalies)} anomalous figure(s) ({worse} worse than their group) "
-                f"among {report.figures_checked} figures in {report.groups_checked} group(s).",
-                "bad" if worse else "warning",
+                f"{(clean.verdict or 'no anomaly').capitalize()} among {int(clean.value or 0)} "
+                f"figures in {clean.subject}. {RULE}"
             )
         )
-        for s in report.suspects:
-            blocks.append(
-                Note(
-                    Markup(
-                        "Suspect link: host <b>{}</b> — all {} of its figures in “{}” are worse "
-                        "than the rest; check its cable, port or switch path."
-                    ).format(escape(s.host), s.flagged, escape(s.group)),
-                    "bad",
-                )
-            )
-        blocks.append(
-            Table(HEADER, _anomaly_rows(report.anomalies), numeric=(2, 3, 4, 5), caption=RULE)
-        )
-    elif report.groups_checked:
-        blocks.append(
-            Note(
-                f"No anomaly among {report.figures_checked} figures in {report.groups_checked} "
-                f"group(s). {RULE}"
-            )
-        )
-    if report.withdrawn:
+    if withdrawn := _of_kind(found, "comm.withdrawn"):
         blocks.append(
             Details(
-                f"{len(report.withdrawn)} figure(s) withdrawn: the re-measurement did not confirm",
-                [Table(HEADER, _anomaly_rows(report.withdrawn), numeric=(2, 3, 4, 5))],
+                f"{len(withdrawn)} figure(s) withdrawn: the re-measurement did not confirm",
+                [Table(HEADER, _anomaly_rows(withdrawn), numeric=(1, 2, 3))],
             )
         )
-    if report.too_small:
-        blocks.append(
-            Note(
-                "Not judged (fewer than 3 comparable figures): "
-                + "; ".join(report.too_small)
-                + ".",
-            )
+    if unjudged := _of_kind(found, "comm.not_judged"):
+        said = "; ".join(
+            f"{f.subject}, {int(f.value or 0)} figure(s): {f.verdict}" for f in unjudged
         )
+        blocks.append(Note(f"{said}."))
     return blocks
 
 
@@ -284,8 +299,8 @@ def patterns_section(data: RunData) -> list[Block]:
     results = [r for name in names for r in data.measured(name)]
     if not results:
         return []
-    report = find_anomalies(data.results)
-    flagged = {a.result_id for a in report.anomalies}
+    found = run_findings(data)
+    flagged = set(found.of_results("comm.anomaly"))  # the points drawn as anomalies
     blocks: list[Block] = [note] if (note := few_samples_note(results)) else []
     if data.measured("comm.distance"):
         first = data.measured("comm.distance")[0]
@@ -350,7 +365,7 @@ def patterns_section(data: RunData) -> list[Block]:
                 ],
             )
         )
-    blocks += anomaly_blocks(report)
+    blocks += anomaly_blocks(found.findings)
     if placement := placement_details(results):
         blocks.append(placement)
     return blocks

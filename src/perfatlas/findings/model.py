@@ -137,8 +137,14 @@ def median_of(result: Result, scale: float = 1.0) -> tuple[float | None, dict[st
         return None, {"interval_reason": "the result has no samples"}
     if result.ci_lo is None or result.ci_hi is None:
         return result.median * scale, {"interval_reason": "the result has no interval"}
-    coverage = median_ci_ranks(result.n)[2] if result.n else CONFIDENCE  # below 95 % under 6
+    coverage = median_coverage(result.n)
     return result.median * scale, interval_of(result.ci_lo * scale, result.ci_hi * scale, coverage)
+
+
+def median_coverage(samples: int) -> float:
+    """The coverage of the order-statistic interval of a median of `samples` samples: 95 %, or
+    below it under 6 samples (the full range)."""
+    return median_ci_ranks(samples)[2] if samples else CONFIDENCE
 
 
 def ratio_of(r: Ratio, scale: float = 1.0, offset: float = 0.0) -> tuple[float, dict[str, Any]]:

@@ -70,6 +70,14 @@ def _llc(context: dict) -> str:
     )
 
 
+def _remeasurement(context: dict) -> list[tuple[str, str]]:
+    """Said where re-measurement was off (perfatlas.remeasure): the run's anomalies and node
+    verdicts then rest on one measurement."""
+    if context.get("remeasure") is not False:
+        return []
+    return [("re-measurement", "off: figures that passed the anomaly rule were not measured again")]
+
+
 @section("machine", "Machine and run context", order=10)
 def machine_section(data: RunData) -> list[Block]:
     run, context = data.run, data.run.get("context") or {}
@@ -93,6 +101,7 @@ def machine_section(data: RunData) -> list[Block]:
         ("machine fingerprint", run.get("fingerprint", "?")),
         ("run", f"{run['id']}: {run['status']}, {run['started']} → {run.get('finished') or '-'}"),
         ("suite", run.get("suite") or "none (perfatlas measure)"),
+        *_remeasurement(context),
         ("command", Markup("<code>{}</code>").format(shlex.join(run.get("argv") or []))),
         ("software", ", ".join(f"{k} {v}" for k, v in (run.get("software") or {}).items())),
         (

@@ -56,6 +56,7 @@ def _matrix(matrix: dict) -> list[Finding]:
                     sources=Sources(scenarios=(int(matrix["id"]),)),
                     verdict=verdict,
                     severity=severity,
+                    details={"row": i, "column": j},  # the cell, for the report's table
                     **interval,
                 )
             )

@@ -65,8 +65,13 @@ def matrix_cell(document: dict, i: int, j: int) -> str:
     value = document["slowdown"][i][j]
     if "slowdown_ci" not in document:
         return f"{value:.2f}"
-    lo, hi = document["slowdown_ci"][i][j]
-    return f"{value:.2f} [{lo:.2f}, {hi:.2f}] {document['verdicts'][i][j]}"
+    return cell_text(value, document["slowdown_ci"][i][j], document["verdicts"][i][j])
+
+
+def cell_text(slowdown: float, interval: list[float] | None, verdict: str) -> str:
+    """'1.32 [1.20, 1.41] slower': a cell as the terminal and the report write it."""
+    bounds = f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
+    return f"{slowdown:.2f}{bounds} {verdict}"
 
 
 def print_matrix(document: dict) -> None:
