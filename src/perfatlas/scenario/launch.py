@@ -3,9 +3,10 @@
 Every job is its own process (pa-parbench mode=program), started at its offset with its CPU set
 (the scenario's subset, or pinned threads), its nice level, and a thread that blocks in
 waitid(WEXITED | WNOWAIT) to take the exit time exactly while leaving the process unreaped.
-The main loop samples /proc every 20 ms (perfatlas.scenario.monitor); once a process has exited,
-a last sample is read while /proc still holds it, and only then is it reaped with wait4, whose
-rusage gives its user and system CPU time over all its threads.
+The main loop samples /proc every 20 ms (perfatlas.scenario.monitor), or at the interval the
+caller gives, and wakes at once when a process exits; then a last sample is read while /proc
+still holds it, and only then is it reaped with wait4, whose rusage gives its user and system
+CPU time over all its threads.
 """
 
 from __future__ import annotations
@@ -101,7 +102,9 @@ def _placement(cpus: tuple[int, ...], nice: int) -> Callable[[], None]:
     return apply
 
 
-def _start(instance: Instance, cpus: tuple[int, ...], origin: float, folder: Path) -> _Running:
+def _start(
+    instance: Instance, cpus: tuple[int, ...], origin: float, folder: Path, wake: threading.Event
+) -> _Running:
     json_path = folder / f"{instance.name}.json"
     stderr_path = folder / f"{instance.name}.stderr"
     json_path.unlink(missing_ok=True)
@@ -122,6 +125,7 @@ def _start(instance: Instance, cpus: tuple[int, ...], origin: float, folder: Pat
         os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)
         running.exit_time = time.monotonic()
         running.exited.set()
+        wake.set()
 
     threading.Thread(target=wait_for_exit, daemon=True).start()
     return running
@@ -157,30 +161,41 @@ def run_together(
     cpus: tuple[int, ...],
     folder: Path,
     tick: Callable[[float, int, int], None] | None = None,
+    interval_s: float = INTERVAL_S,
 ) -> list[Outcome]:
-    """Run every instance at its offset, sampling all of them; outcomes in finishing order.
-    `tick(elapsed, running, finished)` is called after every sampling round (progress)."""
+    """Run every instance at its offset, sampling all of them every `interval_s` and when one
+    exits; outcomes in finishing order. `tick(elapsed, running, finished)` is called after every
+    sampling round (progress)."""
     folder.mkdir(parents=True, exist_ok=True)
     pending = sorted(instances, key=lambda i: i.start_s)
     running: list[_Running] = []
     done: list[Outcome] = []
     origin = time.monotonic()
     next_tick = origin
+    wake = threading.Event()  # set by a process's exit
     try:
         while pending or running:
             while pending and pending[0].start_s <= time.monotonic() - origin:
-                running.append(_start(pending.pop(0), cpus, origin, folder))
+                running.append(_start(pending.pop(0), cpus, origin, folder, wake))
+            now = time.monotonic()
+            round_due = now >= next_tick  # else woken by an exit or a start: sample only those
             for job in list(running):
-                job.monitor.sample(time.monotonic())
+                if round_due or job.exited.is_set():
+                    job.monitor.sample(now)
                 if job.exited.is_set():
                     running.remove(job)
                     done.append(_finish(job, origin))
-            if tick:
-                tick(time.monotonic() - origin, len(running), len(done))
-            next_tick += INTERVAL_S
-            if pending and not running:
-                next_tick = max(next_tick, origin + pending[0].start_s)
-            time.sleep(max(0.0, next_tick - time.monotonic()))
+            if round_due:
+                if tick:
+                    tick(now - origin, len(running), len(done))
+                next_tick += interval_s
+                if pending and not running:
+                    next_tick = max(next_tick, origin + pending[0].start_s)
+            if not (pending or running):
+                break
+            wake_at = min(next_tick, origin + pending[0].start_s) if pending else next_tick
+            wake.wait(max(0.0, wake_at - time.monotonic()))
+            wake.clear()
     except BaseException:
         for job in running:
             _stop(job)

@@ -70,6 +70,10 @@ UNDER_MIN_EFFECT = f"measurable, under {MIN_EFFECT:.0%}"
 # every INTERVAL_S, must run on one of the pair's CPUs, and a clean CI run read "slower"
 # [1.06, 1.36] from that alone. The pair needs a CPU left for the harness (--cpus).
 DISTURBED = 0.05
+# The kernels' run delay needs the monitor's counters only when each process ends: sampling
+# /proc every 20 ms (the scenarios' timelines) woke perfatlas ~50 times a second on the pair's
+# CPUs, and on a 2-CPU machine the kernels then waited 8-13 % of their time for it.
+MONITOR_S = 10.0
 NOT_JUDGED = "not judged"
 
 
@@ -207,7 +211,7 @@ def _interleaved(
                 for side, name in enumerate((a, b)):
                     step(f"round {number}/{rounds}: {name} alone on cpu {cpus[side]}")
                     only = Instance(name, programs[name], 1, 0.0, 0, (cpus[side],))
-                    outcome = run_together([only], (cpus[side],), folder)[0]
+                    outcome = run_together([only], (cpus[side],), folder, interval_s=MONITOR_S)[0]
                     alone[name][side].append(_middle_seconds(outcome))
                     wait((name, ""), outcome)
                 step(f"round {number}/{rounds}: {a} with {b}")
@@ -215,7 +219,8 @@ def _interleaved(
                     Instance(f"{a}-row", programs[a], 1, 0.0, 0, (cpus[0],)),
                     Instance(f"{b}-column", programs[b], 1, 0.0, 0, (cpus[1],)),
                 ]
-                outcomes = {o.instance.name: o for o in run_together(both, tuple(cpus), folder)}
+                together_now = run_together(both, tuple(cpus), folder, interval_s=MONITOR_S)
+                outcomes = {o.instance.name: o for o in together_now}
                 together[(a, b)][0].append(_middle_seconds(outcomes[f"{a}-row"]))
                 together[(a, b)][1].append(_middle_seconds(outcomes[f"{b}-column"]))
                 wait((a, b), *outcomes.values())
