@@ -3,6 +3,7 @@
 #define PA_SMI_INTERNAL_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include "pa_smi.h"
 
@@ -14,7 +15,8 @@ struct pa_smi_region {
     size_t size; /* bytes per element */
     MPI_Datatype mpi_type;
     int64_t *first; /* np + 1: process p owns first[p] .. first[p + 1] - 1 */
-    int blocked;
+    /* blocked, n > 0 and n np within int64_t: pa_smi_owner_of divides */
+    int owner_by_division;
     char *local;    /* my part */
     char **direct;  /* np: process p's part where loads and stores reach it, else NULL */
     MPI_Comm node;  /* the processes sharing memory with me (MPI_COMM_NULL: RMA only) */
@@ -35,20 +37,52 @@ struct pa_smi_region {
 /* Sets this thread's message "CALL: ..." and returns `code`. */
 int pa_smi_fail(int code, const char *call, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
-/* PA_SMI_OK, or PA_SMI_ERR_MPI with MPI's own words for a failed MPI call. */
-int pa_smi_mpi(int rc, const char *call, const char *mpi_call);
+/* PA_SMI_ERR_MPI with MPI's own words for a failed MPI call (rc is not MPI_SUCCESS). */
+int pa_smi_mpi_failure(int rc, const char *call, const char *mpi_call);
+/* PA_SMI_OK, or PA_SMI_ERR_MPI with MPI's own words for a failed MPI call: inline, since block
+ * transfers ask after every piece. */
+static inline int pa_smi_mpi(int rc, const char *call, const char *mpi_call)
+{
+    if (__builtin_expect(rc == MPI_SUCCESS, 1))
+        return PA_SMI_OK;
+    return pa_smi_mpi_failure(rc, call, mpi_call);
+}
 /* Collective: every process's status combined: this one's if it failed, else
  * PA_SMI_ERR_REMOTE when another process's failed, else PA_SMI_OK. */
 int pa_smi_agree(MPI_Comm comm, int status, const char *call);
 
-/* The owner of element i (0 <= i < n). */
-int pa_smi_owner_of(const pa_smi_region *r, int64_t i);
+/* The owner of element i (0 <= i < n) by binary search of first[]: the last p with
+ * first[p] <= i. */
+int pa_smi_owner_search(const pa_smi_region *r, int64_t i);
+
+/* The owner of element i (0 <= i < n): inline, since every element access asks. Blocked,
+ * first[p] = floor(p n / np), and floor(p n / np) <= i holds exactly when p n < (i + 1) np, so
+ * the owner, the last such p, is ((i + 1) np - 1) / n in integers: exact, no floating-point
+ * guess to correct (owner_by_division says (i + 1) np cannot overflow). Otherwise a binary
+ * search. */
+static inline int pa_smi_owner_of(const pa_smi_region *r, int64_t i)
+{
+    if (__builtin_expect(r->owner_by_division, 1))
+        return (int)(((i + 1) * r->np - 1) / r->n);
+    return pa_smi_owner_search(r, i);
+}
+
+/* One element's bytes (4 or 8: every pa_smi_type) as a fixed-size copy, which the compiler
+ * inlines (a memcpy of r->size bytes is a library call per element). */
+static inline void pa_smi_copy_element(void *to, const void *from, size_t size)
+{
+    if (size == 8)
+        memcpy(to, from, 8);
+    else
+        memcpy(to, from, 4);
+}
+
 /* Element checks, naming `call`. */
 int pa_smi_check_element(const pa_smi_region *r, int64_t i, const char *call);
 int pa_smi_check_block(const pa_smi_region *r, int64_t lo, int64_t count, const void *buffer,
                        const char *call);
 const char *pa_smi_type_name(pa_smi_type type);
-int pa_smi_op_valid(pa_smi_op op);
+static inline int pa_smi_op_valid(pa_smi_op op) { return op >= PA_SMI_SUM && op <= PA_SMI_REPLACE; }
 
 /* The ranges lo[k] .. hi[k] - 1 one after the other into buffer, by pieces (a memcpy where
  * loads reach, else one MPI_Get), all issued before one flush; *others counts the pieces that

@@ -343,8 +343,27 @@ static void paths(pa_smi_region *r, int64_t n)
     }
 }
 
+/* Blocked owners at every size up to 3 np + 2, empty parts (n < np) included: element i's owner
+ * is the process whose part floor(p n / np) .. floor((p + 1) n / np) - 1 holds it. */
+static void blocked_owners(void)
+{
+    for (int64_t n = 1; n <= 3 * np + 2; n++) {
+        pa_smi_distribution d = {.layout = PA_SMI_BLOCKED, .flags = flags};
+        pa_smi_region *r;
+        OK(pa_smi_create(MPI_COMM_WORLD, n, PA_SMI_INT64, &d, &r));
+        for (int64_t i = 0; i < n; i++) {
+            int owner;
+            OK(pa_smi_owner(r, i, &owner));
+            CHECK(expected_first(&d, owner, n) <= i && i < expected_first(&d, owner + 1, n),
+                  "n = %lld: owner of %lld is %d", (long long)n, (long long)i, owner);
+        }
+        OK(pa_smi_free(&r));
+    }
+}
+
 static void operations(void)
 {
+    blocked_owners();
     int64_t n = size ? size : 13 * np + 9;
     for (int which = 0; which < 3; which++) {
         pa_smi_distribution d = distribution(which, n);
