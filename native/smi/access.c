@@ -48,7 +48,7 @@ static int piece(pa_smi_region *r, direction d, int p, int64_t lo, int count, vo
 /* A block by pieces, issued; *remote counts the pieces that went through RMA and *target is
  * their one target (-2: several). */
 static int issue(pa_smi_region *r, direction d, int64_t lo, int64_t count, void *buffer,
-                 pa_smi_op op, int64_t *others, int *remote, int *target, const char *call)
+                 pa_smi_op op, int *remote, int *target, const char *call)
 {
     int rc = MPI_SUCCESS;
     char *at = buffer;
@@ -59,8 +59,6 @@ static int issue(pa_smi_region *r, direction d, int64_t lo, int64_t count, void 
         n = n < INT_MAX ? n : INT_MAX;
         if (piece(r, d, p, lo, (int)n, at, op, &rc))
             *target = (*remote)++ && *target != p ? -2 : p;
-        if (others && p != r->rank)
-            ++*others;
         lo += n, count -= n, at += (size_t)n * r->size;
     }
     return pa_smi_mpi(rc, call, d == GET ? "MPI_Get" : d == PUT ? "MPI_Put" : "MPI_Accumulate");
@@ -76,23 +74,26 @@ static int complete(pa_smi_region *r, int remote, int target, const char *call)
 }
 
 static int transfer(pa_smi_region *r, direction d, int64_t lo, int64_t count, void *buffer,
-                    pa_smi_op op, int64_t *others, const char *call)
+                    pa_smi_op op, const char *call)
 {
     int remote = 0, target = -1;
-    int status = issue(r, d, lo, count, buffer, op, others, &remote, &target, call);
+    int status = issue(r, d, lo, count, buffer, op, &remote, &target, call);
     int completed = complete(r, remote, target, call);
     return status ? status : completed;
 }
 
-int pa_smi_fetch(pa_smi_region *r, int count, const int64_t *lo, const int64_t *hi, char *buffer,
+int pa_smi_fetch(pa_smi_region *r, const pa_smi_piece *pieces, int count, char *copy,
                  int64_t *others, const char *call)
 {
-    int remote = 0, target = -1, status = PA_SMI_OK;
-    for (int k = 0; k < count && !status; k++) {
-        status =
-            issue(r, GET, lo[k], hi[k] - lo[k], buffer, PA_SMI_SUM, others, &remote, &target, call);
-        buffer += (size_t)(hi[k] - lo[k]) * r->size;
+    int rc = MPI_SUCCESS, remote = 0, target = -1;
+    for (int k = 0; k < count && rc == MPI_SUCCESS; k++) {
+        const pa_smi_piece *q = pieces + k;
+        if (piece(r, GET, q->owner, q->lo, q->count, copy + (size_t)q->at * r->size, PA_SMI_SUM,
+                  &rc))
+            target = remote++ && target != q->owner ? -2 : q->owner;
+        *others += q->owner != r->rank;
     }
+    int status = pa_smi_mpi(rc, call, "MPI_Get");
     int completed = complete(r, remote, target, call);
     return status ? status : completed;
 }
@@ -195,15 +196,14 @@ int pa_smi_get_block(pa_smi_region *region, int64_t lo, int64_t count, void *buf
 {
     static const char call[] = "pa_smi_get_block";
     int status = pa_smi_check_block(region, lo, count, buffer, call);
-    return status ? status : transfer(region, GET, lo, count, buffer, PA_SMI_SUM, NULL, call);
+    return status ? status : transfer(region, GET, lo, count, buffer, PA_SMI_SUM, call);
 }
 
 int pa_smi_put_block(pa_smi_region *region, int64_t lo, int64_t count, const void *buffer)
 {
     static const char call[] = "pa_smi_put_block";
     int status = pa_smi_check_block(region, lo, count, buffer, call);
-    return status ? status
-                  : transfer(region, PUT, lo, count, (void *)buffer, PA_SMI_SUM, NULL, call);
+    return status ? status : transfer(region, PUT, lo, count, (void *)buffer, PA_SMI_SUM, call);
 }
 
 int pa_smi_accumulate_block(pa_smi_region *region, int64_t lo, int64_t count, const void *buffer,
@@ -212,8 +212,7 @@ int pa_smi_accumulate_block(pa_smi_region *region, int64_t lo, int64_t count, co
     static const char call[] = "pa_smi_accumulate_block";
     int status = pa_smi_check_block(region, lo, count, buffer, call);
     status = status ? status : op_check(op, call);
-    return status ? status
-                  : transfer(region, ACCUMULATE, lo, count, (void *)buffer, op, NULL, call);
+    return status ? status : transfer(region, ACCUMULATE, lo, count, (void *)buffer, op, call);
 }
 
 static int fence(pa_smi_region *r, const char *call)

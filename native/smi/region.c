@@ -100,6 +100,7 @@ static void destroy(pa_smi_region *r)
     if (r->node != MPI_COMM_NULL)
         MPI_Comm_free(&r->node);
     free(r->first), free(r->direct), free(r->range_lo), free(r->range_hi), free(r->range_at);
+    free(r->pieces);
     free(r->copy), free(r->touched_bits);
     free(r);
 }

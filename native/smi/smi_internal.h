@@ -7,6 +7,13 @@
 
 #include "pa_smi.h"
 
+/* A piece of a fetch: `count` elements from element lo on, in process `owner`'s part, to element
+ * `at` of the copy. */
+typedef struct {
+    int64_t lo, at;
+    int owner, count;
+} pa_smi_piece;
+
 struct pa_smi_region {
     MPI_Comm comm; /* a duplicate of the creator's communicator */
     int rank, np;
@@ -27,11 +34,14 @@ struct pa_smi_region {
     int replicated;
     int nranges, ranges_capacity;
     int64_t *range_lo, *range_hi, *range_at; /* range_at: where range k starts in the copy */
+    pa_smi_piece *pieces; /* the ranges split at owners, for a fetch (when pieces_ready) */
+    int npieces, pieces_capacity, pieces_ready;
     int64_t copy_count;
     char *copy;
     size_t copy_bytes;
     uint64_t *touched_bits; /* one bit per element of the copy: written (pa_smi_touch) */
     size_t bits_words;
+    size_t bits_zero; /* the first words of touched_bits known to be zero (0 after a touch) */
 };
 
 /* Sets this thread's message "CALL: ..." and returns `code`. */
@@ -84,10 +94,9 @@ int pa_smi_check_block(const pa_smi_region *r, int64_t lo, int64_t count, const 
 const char *pa_smi_type_name(pa_smi_type type);
 static inline int pa_smi_op_valid(pa_smi_op op) { return op >= PA_SMI_SUM && op <= PA_SMI_REPLACE; }
 
-/* The ranges lo[k] .. hi[k] - 1 one after the other into buffer, by pieces (a memcpy where
- * loads reach, else one MPI_Get), all issued before one flush; *others counts the pieces that
- * came from other processes. */
-int pa_smi_fetch(pa_smi_region *r, int count, const int64_t *lo, const int64_t *hi, char *buffer,
+/* The pieces into the copy (a memcpy where loads reach, else one MPI_Get each), all issued
+ * before one flush; *others counts the pieces that came from other processes. */
+int pa_smi_fetch(pa_smi_region *r, const pa_smi_piece *pieces, int count, char *copy,
                  int64_t *others, const char *call);
 
 #endif

@@ -168,6 +168,31 @@ static void reset(pa_smi_region *r, int64_t n, int64_t (*base)(int64_t))
 
 static int64_t base_of(int64_t i) { return 10 * i + 1; }
 
+/* Replication again with the arrays of the last call changed in place (the library keeps the
+ * last ranges: it must compare values, not pointers), and touches that a release discards (the
+ * next copy starts untouched: a combine then sends and changes nothing). */
+static void again(pa_smi_region *r, int64_t n, int64_t *lo, int64_t *hi)
+{
+    reset(r, n, base_of);
+    lo[1] = n - 4, hi[1] = n;
+    OK(pa_smi_replicate(r, 2, lo, hi, PA_SMI_FETCH));
+    int64_t *copy = pa_smi_copy(r);
+    CHECK(pa_smi_copy_index(r, n - 5) == -1 && pa_smi_copy_index(r, n - 1) == 5,
+          "ranges changed in place");
+    for (int64_t i = n - 4; i < n; i++)
+        CHECK(copy[pa_smi_copy_index(r, i)] == base_of(i), "changed range at %lld", (long long)i);
+    OK(pa_smi_touch_range(r, lo[0], hi[0]));
+    OK(pa_smi_touch(r, n - 1));
+    OK(pa_smi_release(r));
+    pa_smi_counts before, after;
+    OK(pa_smi_counts_of(r, &before));
+    OK(pa_smi_replicate(r, 2, lo, hi, PA_SMI_FETCH));
+    OK(pa_smi_combine(r, PA_SMI_REPLACE, PA_SMI_INT64));
+    OK(pa_smi_counts_of(r, &after));
+    CHECK(after.combined == before.combined, "a released copy's touches were sent");
+    OK(pa_smi_barrier(r));
+}
+
 static void replication(pa_smi_region *r, int64_t n)
 {
     reset(r, n, base_of);
@@ -225,6 +250,7 @@ static void replication(pa_smi_region *r, int64_t n)
     }
     free(v);
     OK(pa_smi_barrier(r));
+    again(r, n, lo, hi);
 }
 
 /* Process p touches element i when touches(p, i); the value it writes: p + 1 + i % 5. */
