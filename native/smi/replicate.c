@@ -178,40 +178,75 @@ void *pa_smi_copy(const pa_smi_region *region)
     return region && region->replicated ? region->copy : NULL;
 }
 
-int64_t pa_smi_copy_index(const pa_smi_region *region, int64_t i)
+/* The range of a replicated region's copy that element i would be in: the last one starting at
+ * or before it. One range (a whole-region copy) needs no search. */
+static inline int range_of(const pa_smi_region *r, int64_t i)
 {
-    const pa_smi_region *r = region;
-    if (!r || !r->replicated || r->nranges == 0)
-        return -1;
     int lo = 0, hi = r->nranges - 1;
-    while (lo < hi) { /* the last range starting at or before i */
+    while (lo < hi) {
         int mid = lo + (hi - lo + 1) / 2;
         if (r->range_lo[mid] <= i)
             lo = mid;
         else
             hi = mid - 1;
     }
-    if (i < r->range_lo[lo] || i >= r->range_hi[lo])
-        return -1;
-    return r->range_at[lo] + i - r->range_lo[lo];
+    return lo;
 }
 
-int pa_smi_touch_range(pa_smi_region *region, int64_t lo, int64_t hi)
+/* The place of element i in the copy of a replicated region, or -1. */
+static inline int64_t copy_index(const pa_smi_region *r, int64_t i)
+{
+    int k = range_of(r, i);
+    if (i < r->range_lo[k] || i >= r->range_hi[k])
+        return -1;
+    return r->range_at[k] + i - r->range_lo[k];
+}
+
+int64_t pa_smi_copy_index(const pa_smi_region *region, int64_t i)
+{
+    if (!region || !region->replicated || region->nranges == 0)
+        return -1;
+    return copy_index(region, i);
+}
+
+/* The place of elements lo .. hi - 1 (lo < hi) in the copy if they are one piece of it, else -1:
+ * one lookup when they lie in one range, the common case; across ranges, adjacent ranges that
+ * follow each other in the copy. */
+static inline int64_t piece_index(const pa_smi_region *r, int64_t lo, int64_t hi)
+{
+    int k = range_of(r, lo);
+    if (lo < r->range_lo[k] || lo >= r->range_hi[k])
+        return -1;
+    int64_t at = r->range_at[k] + lo - r->range_lo[k];
+    if (hi <= r->range_hi[k])
+        return at;
+    return copy_index(r, hi - 1) == at + hi - 1 - lo ? at : -1;
+}
+
+/* pa_smi_touch_range's failures, in their order: the region, its mode, then the elements. */
+static __attribute__((noinline, cold)) int touch_range_failure(const pa_smi_region *r, int64_t lo,
+                                                               int64_t hi)
 {
     static const char call[] = "pa_smi_touch";
-    pa_smi_region *r = region;
     if (!r)
         return pa_smi_fail(PA_SMI_ERR_ARGUMENT, call, "the region is NULL");
     if (!r->replicated)
         return pa_smi_fail(PA_SMI_ERR_STATE, call,
                            "the region is not replicated (pa_smi_replicate first)");
-    int64_t at = pa_smi_copy_index(r, lo);
-    if (lo > hi || (lo < hi && (at < 0 || pa_smi_copy_index(r, hi - 1) != at + hi - 1 - lo)))
-        return pa_smi_fail(PA_SMI_ERR_RANGE, call,
-                           "elements %lld .. %lld are not one piece of the replicated copy",
-                           (long long)lo, (long long)hi - 1);
-    if (lo < hi)
-        r->bits_zero = 0;
+    return pa_smi_fail(PA_SMI_ERR_RANGE, call,
+                       "elements %lld .. %lld are not one piece of the replicated copy",
+                       (long long)lo, (long long)hi - 1);
+}
+
+/* Checked with one lookup and predicted branches: a code may touch every run it writes (a
+ * scattered pattern's runs are short). */
+int pa_smi_touch_range(pa_smi_region *region, int64_t lo, int64_t hi)
+{
+    pa_smi_region *r = region;
+    int64_t at = r && r->replicated && lo < hi ? piece_index(r, lo, hi) : -1;
+    if (__builtin_expect(at < 0, 0))
+        return r && r->replicated && lo == hi ? PA_SMI_OK : touch_range_failure(r, lo, hi);
+    r->bits_zero = 0;
     for (int64_t end = at + hi - lo; at < end;) { /* bits at .. end - 1, whole words at once */
         int64_t word = at >> 6, bit = at & 63, take = 64 - bit < end - at ? 64 - bit : end - at;
         uint64_t mask = take == 64 ? ~UINT64_C(0) : ((UINT64_C(1) << take) - 1) << bit;
@@ -221,12 +256,26 @@ int pa_smi_touch_range(pa_smi_region *region, int64_t lo, int64_t hi)
     return PA_SMI_OK;
 }
 
-int pa_smi_touch(pa_smi_region *region, int64_t i)
+/* pa_smi_touch's failures, in their order: the region, its mode, then the element. */
+static __attribute__((noinline, cold)) int touch_failure(pa_smi_region *r, int64_t i)
 {
-    if (region && region->replicated && pa_smi_copy_index(region, i) < 0)
+    if (r && r->replicated)
         return pa_smi_fail(PA_SMI_ERR_RANGE, "pa_smi_touch",
                            "element %lld is not in the replicated copy", (long long)i);
-    return pa_smi_touch_range(region, i, i + 1);
+    return touch_range_failure(r, i, i + 1);
+}
+
+/* One element: one lookup and one bit (a code touches every element it writes, so this is a
+ * hot path). */
+int pa_smi_touch(pa_smi_region *region, int64_t i)
+{
+    pa_smi_region *r = region;
+    int64_t at = r && r->replicated ? copy_index(r, i) : -1;
+    if (__builtin_expect(at < 0, 0))
+        return touch_failure(r, i);
+    r->touched_bits[at >> 6] |= UINT64_C(1) << (at & 63);
+    r->bits_zero = 0;
+    return PA_SMI_OK;
 }
 
 int pa_smi_release(pa_smi_region *region)
