@@ -102,6 +102,7 @@ static void destroy(pa_smi_region *r)
     free(r->first), free(r->direct), free(r->range_lo), free(r->range_hi), free(r->range_at);
     free(r->pieces);
     free(r->copy), free(r->touched_bits);
+    pa_smi_combining_free(r);
     free(r);
 }
 

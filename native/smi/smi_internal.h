@@ -7,6 +7,17 @@
 
 #include "pa_smi.h"
 
+/* combine's buffers, kept from one call to the next: an iterative code combines every step, its
+ * messages much the same size each time, so after the first step no call allocates. */
+typedef struct {
+    int *counts;            /* 3 np: records sent to each process, their displacements, received */
+    char **incoming;        /* np: the message from each process */
+    size_t *incoming_bytes; /* np: their room */
+    MPI_Request *sends;     /* np */
+    char *records;          /* the records sent */
+    size_t records_bytes;
+} pa_smi_combining;
+
 /* A piece of a fetch: `count` elements from element lo on, in process `owner`'s part, to element
  * `at` of the copy. */
 typedef struct {
@@ -42,6 +53,7 @@ struct pa_smi_region {
     uint64_t *touched_bits; /* one bit per element of the copy: written (pa_smi_touch) */
     size_t bits_words;
     size_t bits_zero; /* the first words of touched_bits known to be zero (0 after a touch) */
+    pa_smi_combining combining;
 };
 
 /* Sets this thread's message "CALL: ..." and returns `code`. */
@@ -93,6 +105,9 @@ int pa_smi_check_block(const pa_smi_region *r, int64_t lo, int64_t count, const 
                        const char *call);
 const char *pa_smi_type_name(pa_smi_type type);
 static inline int pa_smi_op_valid(pa_smi_op op) { return op >= PA_SMI_SUM && op <= PA_SMI_REPLACE; }
+
+/* combine's buffers freed (the region is). */
+void pa_smi_combining_free(pa_smi_region *r);
 
 /* The pieces into the copy (a memcpy where loads reach, else one MPI_Get each), all issued
  * before one flush; *others counts the pieces that came from other processes. */
