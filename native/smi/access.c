@@ -48,7 +48,7 @@ static int piece(pa_smi_region *r, direction d, int p, int64_t lo, int count, vo
 /* A block by pieces, issued; *remote counts the pieces that went through RMA and *target is
  * their one target (-2: several). */
 static int issue(pa_smi_region *r, direction d, int64_t lo, int64_t count, void *buffer,
-                 pa_smi_op op, int64_t *others, int *remote, int *target, const char *call)
+                 pa_smi_op op, int *remote, int *target, const char *call)
 {
     int rc = MPI_SUCCESS;
     char *at = buffer;
@@ -59,8 +59,6 @@ static int issue(pa_smi_region *r, direction d, int64_t lo, int64_t count, void 
         n = n < INT_MAX ? n : INT_MAX;
         if (piece(r, d, p, lo, (int)n, at, op, &rc))
             *target = (*remote)++ && *target != p ? -2 : p;
-        if (others && p != r->rank)
-            ++*others;
         lo += n, count -= n, at += (size_t)n * r->size;
     }
     return pa_smi_mpi(rc, call, d == GET ? "MPI_Get" : d == PUT ? "MPI_Put" : "MPI_Accumulate");
@@ -76,23 +74,26 @@ static int complete(pa_smi_region *r, int remote, int target, const char *call)
 }
 
 static int transfer(pa_smi_region *r, direction d, int64_t lo, int64_t count, void *buffer,
-                    pa_smi_op op, int64_t *others, const char *call)
+                    pa_smi_op op, const char *call)
 {
     int remote = 0, target = -1;
-    int status = issue(r, d, lo, count, buffer, op, others, &remote, &target, call);
+    int status = issue(r, d, lo, count, buffer, op, &remote, &target, call);
     int completed = complete(r, remote, target, call);
     return status ? status : completed;
 }
 
-int pa_smi_fetch(pa_smi_region *r, int count, const int64_t *lo, const int64_t *hi, char *buffer,
+int pa_smi_fetch(pa_smi_region *r, const pa_smi_piece *pieces, int count, char *copy,
                  int64_t *others, const char *call)
 {
-    int remote = 0, target = -1, status = PA_SMI_OK;
-    for (int k = 0; k < count && !status; k++) {
-        status =
-            issue(r, GET, lo[k], hi[k] - lo[k], buffer, PA_SMI_SUM, others, &remote, &target, call);
-        buffer += (size_t)(hi[k] - lo[k]) * r->size;
+    int rc = MPI_SUCCESS, remote = 0, target = -1;
+    for (int k = 0; k < count && rc == MPI_SUCCESS; k++) {
+        const pa_smi_piece *q = pieces + k;
+        if (piece(r, GET, q->owner, q->lo, q->count, copy + (size_t)q->at * r->size, PA_SMI_SUM,
+                  &rc))
+            target = remote++ && target != q->owner ? -2 : q->owner;
+        *others += q->owner != r->rank;
     }
+    int status = pa_smi_mpi(rc, call, "MPI_Get");
     int completed = complete(r, remote, target, call);
     return status ? status : completed;
 }
@@ -106,8 +107,10 @@ static int op_check(pa_smi_op op, const char *call)
                                              (int)op);
 }
 
-/* An element call's checks: the element, then the value's pointer. */
-static int element_check(const pa_smi_region *r, int64_t i, const void *value, const char *call)
+/* An element call's failed checks, in their order: the element, then the value's pointer (out
+ * of line: the element calls' common path only tests). */
+static __attribute__((noinline, cold)) int element_failure(const pa_smi_region *r, int64_t i,
+                                                           const void *value, const char *call)
 {
     int status = pa_smi_check_element(r, i, call);
     if (!status && !value)
@@ -115,17 +118,70 @@ static int element_check(const pa_smi_region *r, int64_t i, const void *value, c
     return status;
 }
 
+/* An element call's checks: one predicted branch when they pass. */
+static inline int element_check(const pa_smi_region *r, int64_t i, const void *value,
+                                const char *call)
+{
+    if (__builtin_expect(r && i >= 0 && i < r->n && value, 1))
+        return PA_SMI_OK;
+    return element_failure(r, i, value, call);
+}
+
+/* A failed element operation or flush: the MPI call that failed first. */
+static __attribute__((noinline, cold)) int element_mpi_failure(int rc, int flushed, direction d,
+                                                               const char *call)
+{
+    if (rc != MPI_SUCCESS)
+        return pa_smi_mpi(rc, call, d == GET ? "MPI_Get" : d == PUT ? "MPI_Put" : "MPI_Accumulate");
+    return pa_smi_mpi(flushed, call, "MPI_Win_flush");
+}
+
+/* One checked element i, the element calls' fast path: one owner lookup and no piece loop. A
+ * load or store where it reaches (not for accumulates), else one RMA operation completed by
+ * MPI_Win_flush of its one target: no more work than app.spmv's hand-coded MPI_Get or
+ * MPI_Accumulate + MPI_Win_flush before it used the library (ce7d2ea), which the block path
+ * (issue, piece, complete) made measurably slower per remote element. */
+static inline int element(pa_smi_region *r, direction d, int64_t i, void *value, pa_smi_op op,
+                          const char *call)
+{
+    int p = pa_smi_owner_of(r, i);
+    int64_t offset = i - r->first[p];
+    if (d != ACCUMULATE && r->direct[p]) {
+        char *there = r->direct[p] + (size_t)offset * r->size;
+        if (d == GET)
+            pa_smi_copy_element(value, there, r->size);
+        else
+            pa_smi_copy_element(there, value, r->size);
+        r->counts.direct++;
+        return PA_SMI_OK;
+    }
+    MPI_Datatype t = r->mpi_type;
+    int rc;
+    if (d == GET)
+        rc = MPI_Get(value, 1, t, p, offset, 1, t, r->rma), r->counts.gets++;
+    else if (d == PUT)
+        rc = MPI_Put(value, 1, t, p, offset, 1, t, r->rma), r->counts.puts++;
+    else
+        rc = MPI_Accumulate(value, 1, t, p, offset, 1, t, mpi_ops[op], r->rma),
+        r->counts.accumulates++;
+    int flushed = MPI_Win_flush(p, r->rma);
+    if (__builtin_expect(rc != MPI_SUCCESS || flushed != MPI_SUCCESS, 0))
+        return element_mpi_failure(rc, flushed, d, call);
+    return PA_SMI_OK;
+}
+
 int pa_smi_get(pa_smi_region *region, int64_t i, void *value)
 {
-    int status = element_check(region, i, value, "pa_smi_get");
-    return status ? status : transfer(region, GET, i, 1, value, PA_SMI_SUM, NULL, "pa_smi_get");
+    static const char call[] = "pa_smi_get";
+    int status = element_check(region, i, value, call);
+    return status ? status : element(region, GET, i, value, PA_SMI_SUM, call);
 }
 
 int pa_smi_put(pa_smi_region *region, int64_t i, const void *value)
 {
-    int status = element_check(region, i, value, "pa_smi_put");
-    return status ? status
-                  : transfer(region, PUT, i, 1, (void *)value, PA_SMI_SUM, NULL, "pa_smi_put");
+    static const char call[] = "pa_smi_put";
+    int status = element_check(region, i, value, call);
+    return status ? status : element(region, PUT, i, (void *)value, PA_SMI_SUM, call);
 }
 
 int pa_smi_accumulate(pa_smi_region *region, int64_t i, const void *value, pa_smi_op op)
@@ -133,22 +189,21 @@ int pa_smi_accumulate(pa_smi_region *region, int64_t i, const void *value, pa_sm
     static const char call[] = "pa_smi_accumulate";
     int status = element_check(region, i, value, call);
     status = status ? status : op_check(op, call);
-    return status ? status : transfer(region, ACCUMULATE, i, 1, (void *)value, op, NULL, call);
+    return status ? status : element(region, ACCUMULATE, i, (void *)value, op, call);
 }
 
 int pa_smi_get_block(pa_smi_region *region, int64_t lo, int64_t count, void *buffer)
 {
     static const char call[] = "pa_smi_get_block";
     int status = pa_smi_check_block(region, lo, count, buffer, call);
-    return status ? status : transfer(region, GET, lo, count, buffer, PA_SMI_SUM, NULL, call);
+    return status ? status : transfer(region, GET, lo, count, buffer, PA_SMI_SUM, call);
 }
 
 int pa_smi_put_block(pa_smi_region *region, int64_t lo, int64_t count, const void *buffer)
 {
     static const char call[] = "pa_smi_put_block";
     int status = pa_smi_check_block(region, lo, count, buffer, call);
-    return status ? status
-                  : transfer(region, PUT, lo, count, (void *)buffer, PA_SMI_SUM, NULL, call);
+    return status ? status : transfer(region, PUT, lo, count, (void *)buffer, PA_SMI_SUM, call);
 }
 
 int pa_smi_accumulate_block(pa_smi_region *region, int64_t lo, int64_t count, const void *buffer,
@@ -157,8 +212,7 @@ int pa_smi_accumulate_block(pa_smi_region *region, int64_t lo, int64_t count, co
     static const char call[] = "pa_smi_accumulate_block";
     int status = pa_smi_check_block(region, lo, count, buffer, call);
     status = status ? status : op_check(op, call);
-    return status ? status
-                  : transfer(region, ACCUMULATE, lo, count, (void *)buffer, op, NULL, call);
+    return status ? status : transfer(region, ACCUMULATE, lo, count, (void *)buffer, op, call);
 }
 
 static int fence(pa_smi_region *r, const char *call)

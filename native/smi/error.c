@@ -18,10 +18,8 @@ int pa_smi_fail(int code, const char *call, const char *format, ...)
     return code;
 }
 
-int pa_smi_mpi(int rc, const char *call, const char *mpi_call)
+int pa_smi_mpi_failure(int rc, const char *call, const char *mpi_call)
 {
-    if (rc == MPI_SUCCESS)
-        return PA_SMI_OK;
     char text[MPI_MAX_ERROR_STRING] = "";
     int length = 0;
     MPI_Error_string(rc, text, &length);

@@ -22,8 +22,6 @@ const char *pa_smi_type_name(pa_smi_type type)
     return type_valid(type) ? types[type].name : "an unknown type";
 }
 
-int pa_smi_op_valid(pa_smi_op op) { return op >= PA_SMI_SUM && op <= PA_SMI_REPLACE; }
-
 static MPI_Datatype mpi_type_of(pa_smi_type type)
 {
     switch (type) {
@@ -44,10 +42,10 @@ static int distribute(pa_smi_region *r, const pa_smi_distribution *d)
     static const char call[] = "pa_smi_create";
     pa_smi_layout layout = d ? d->layout : PA_SMI_BLOCKED;
     int np = r->np;
-    r->blocked = layout == PA_SMI_BLOCKED;
     if (layout == PA_SMI_BLOCKED) {
         for (int p = 0; p <= np; p++) /* floor(p n / np) without overflow */
             r->first[p] = r->n / np * p + r->n % np * p / np;
+        r->owner_by_division = r->n > 0 && r->n <= INT64_MAX / np;
         return PA_SMI_OK;
     }
     if (layout == PA_SMI_UNDIVIDED) {
@@ -102,7 +100,9 @@ static void destroy(pa_smi_region *r)
     if (r->node != MPI_COMM_NULL)
         MPI_Comm_free(&r->node);
     free(r->first), free(r->direct), free(r->range_lo), free(r->range_hi), free(r->range_at);
+    free(r->pieces);
     free(r->copy), free(r->touched_bits);
+    pa_smi_combining_free(r);
     free(r);
 }
 
@@ -250,18 +250,9 @@ int pa_smi_free(pa_smi_region **region)
     return PA_SMI_OK;
 }
 
-int pa_smi_owner_of(const pa_smi_region *r, int64_t i)
+int pa_smi_owner_search(const pa_smi_region *r, int64_t i)
 {
     int lo = 0, hi = r->np - 1;
-    if (r->blocked && r->n > 0) { /* the guess floor(i np / n) is at most one off */
-        int p = (int)((double)i * r->np / (double)r->n);
-        p = p < 0 ? 0 : p >= r->np ? r->np - 1 : p;
-        while (p > 0 && r->first[p] > i)
-            p--;
-        while (p < r->np - 1 && r->first[p + 1] <= i)
-            p++;
-        return p;
-    }
     while (lo < hi) { /* the last p with first[p] <= i: the one whose part holds i */
         int mid = lo + (hi - lo + 1) / 2;
         if (r->first[mid] <= i)

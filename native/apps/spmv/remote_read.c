@@ -127,20 +127,7 @@ static void replicate_index(read_state *s)
     s->range_lo = pa_alloc(most, sizeof(int64_t), "range_lo");
     s->range_hi = pa_alloc(most, sizeof(int64_t), "range_hi");
     s->compact = pa_alloc((size_t)(b->nnz ? b->nnz : 1), sizeof(int), "compact");
-    int g = 0, n = 0, block_done = b->rows == 0;
-    while (g < b->nghosts || !block_done) {
-        int64_t lo, hi;
-        if (!block_done && (g == b->nghosts || b->ghosts[g] > b->lo)) {
-            lo = b->lo, hi = b->lo + b->rows, block_done = 1;
-        } else {
-            lo = b->ghosts[g], hi = lo + 1, g++;
-        }
-        if (n > 0 && s->range_hi[n - 1] == lo)
-            s->range_hi[n - 1] = hi;
-        else
-            s->range_lo[n] = lo, s->range_hi[n++] = hi;
-    }
-    s->nranges = n;
+    int n = s->nranges = pa_spmv_runs(b, s->range_lo, s->range_hi);
     pa_smi_counts before, after;
     pa_spmv_smi(pa_smi_counts_of(s->x, &before));
     pa_spmv_smi(pa_smi_replicate(s->x, n, s->range_lo, s->range_hi, PA_SMI_FETCH));

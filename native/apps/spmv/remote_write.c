@@ -8,10 +8,10 @@
  *                  the accumulates into the same window) and are added once every rank's
  *                  accumulates are complete (model E1)
  *   write_combine  replicate-and-combine: y switched to replication with a zero-started full
- *                  copy, the product scattered into it, my block and the ghosts touched, then
- *                  pa_smi_combine(PA_SMI_SUM): each owner receives the (offset, value) records
- *                  of the entries others touched in its block and adds them (model E2: each
- *                  distinct remote entry written once) */
+ *                  copy, the product scattered into it, my block and the ghosts touched (by
+ *                  runs of consecutive rows), then pa_smi_combine(PA_SMI_SUM): each owner
+ *                  receives the (offset, value) records of the entries others touched in its
+ *                  block and adds them (model E2: each distinct remote entry written once) */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +27,8 @@ typedef struct {
     double *y_local;
     /* write_combine: */
     long long sent; /* touched entries sent to other ranks per product */
+    int nruns;
+    int64_t *run_lo, *run_hi; /* my block and the ghosts as runs of consecutive rows: touched */
 } write_state;
 
 static void write_finish(void *state)
@@ -34,7 +36,7 @@ static void write_finish(void *state)
     write_state *s = state;
     if (s->y_region)
         pa_spmv_smi(pa_smi_free(&s->y_region));
-    free(s->y_local);
+    free(s->y_local), free(s->run_lo), free(s->run_hi);
     free(s);
 }
 
@@ -124,6 +126,10 @@ static void *combine_setup(const pa_block *b, int threads, const char **why)
     write_state *s = write_setup(b, 0, why);
     if (!s)
         return NULL;
+    size_t most = (size_t)b->nghosts + 2;
+    s->run_lo = pa_alloc(most, sizeof(int64_t), "run_lo");
+    s->run_hi = pa_alloc(most, sizeof(int64_t), "run_hi");
+    s->nruns = pa_spmv_runs(b, s->run_lo, s->run_hi);
     pa_smi_counts before, after;
     pa_spmv_smi(pa_smi_counts_of(s->y_region, &before));
     combine_product(s);
@@ -141,9 +147,8 @@ static double combine_product(void *state)
     memset(s->y_mine, 0, sizeof(double) * (size_t)b->rows);
     pa_spmv_smi(pa_smi_replicate(y, 0, NULL, NULL, PA_SMI_ZERO));
     pa_scatter_rows(b, pa_smi_copy(y));
-    pa_spmv_smi(pa_smi_touch_range(y, b->lo, b->lo + b->rows));
-    for (int g = 0; g < b->nghosts; g++)
-        pa_spmv_smi(pa_smi_touch(y, b->ghosts[g]));
+    for (int k = 0; k < s->nruns; k++) /* a run at a time: consecutive ghosts touched at once */
+        pa_spmv_smi(pa_smi_touch_range(y, s->run_lo[k], s->run_hi[k]));
     pa_spmv_smi(pa_smi_combine(y, PA_SMI_SUM, PA_SMI_DOUBLE));
     return pa_seconds_since(start);
 }
@@ -154,9 +159,10 @@ const pa_variant pa_write_combine = {
     .name = "write_combine",
     .operation = "y = A^T x",
     .definition = "y switched to replication (a zero-started full copy), the product scattered "
-                  "into it, my block and the ghosts touched, then pa_smi_combine(PA_SMI_SUM): "
-                  "each owner is sent the (offset, value) records of the entries touched in its "
-                  "block (one MPI_Alltoallv) and adds them",
+                  "into it, my block and the ghosts touched (a run of consecutive rows at a "
+                  "time), then pa_smi_combine(PA_SMI_SUM): each owner is sent the (offset, value) "
+                  "records of the entries touched in its block (one message per rank pair) and "
+                  "adds them",
     .model = "E2",
     .latency = "accumulate",
     .transposed = 1,

@@ -102,9 +102,20 @@ void pa_close_window(MPI_Win *window);
  * PA_SMI_RMA_ONLY), collective. Returns 0, or -1 with a sentence in `why` when this MPI cannot
  * create its windows (Open MPI's osc/rdma over TCP). */
 int pa_spmv_region(const pa_block *b, unsigned flags, pa_smi_region **region, const char **why);
+/* My block and the ghosts (increasing, outside my block) merged into runs of consecutive columns
+ * lo[k] .. hi[k] - 1, increasing: the ranges a libpa-smi copy holds or a product touches. lo and
+ * hi have room for nghosts + 1 runs; returns the count. */
+int pa_spmv_runs(const pa_block *b, int64_t *lo, int64_t *hi);
+/* libpa-smi's last sentence and exit status 3. */
+void pa_spmv_smi_failed(void);
 /* A libpa-smi call that cannot fail on valid arguments: its sentence and exit status 3 if it
- * does. */
-void pa_spmv_smi(int status);
+ * does. Inline: read_element and write_element check the call of every remote element, whose
+ * hand-coded MPI versions they are compared with. */
+static inline void pa_spmv_smi(int status)
+{
+    if (__builtin_expect(status != PA_SMI_OK, 0))
+        pa_spmv_smi_failed();
+}
 
 /* Elapsed seconds since `start` (pa_ticks). */
 double pa_seconds_since(uint64_t start);

@@ -30,11 +30,25 @@ int pa_spmv_region(const pa_block *b, unsigned flags, pa_smi_region **region, co
     return 0;
 }
 
-void pa_spmv_smi(int status)
+int pa_spmv_runs(const pa_block *b, int64_t *lo, int64_t *hi)
 {
-    if (status != PA_SMI_OK)
-        pa_comm_wrong("%s", pa_smi_error());
+    int g = 0, n = 0, block_done = b->rows == 0;
+    while (g < b->nghosts || !block_done) {
+        int64_t first, end;
+        if (!block_done && (g == b->nghosts || b->ghosts[g] > b->lo)) {
+            first = b->lo, end = b->lo + b->rows, block_done = 1;
+        } else {
+            first = b->ghosts[g], end = first + 1, g++;
+        }
+        if (n > 0 && hi[n - 1] == first)
+            hi[n - 1] = end;
+        else
+            lo[n] = first, hi[n++] = end;
+    }
+    return n;
 }
+
+void pa_spmv_smi_failed(void) { pa_comm_wrong("%s", pa_smi_error()); }
 
 int pa_open_window(MPI_Aint count, double **base, MPI_Win *window, const char **why)
 {

@@ -168,6 +168,31 @@ static void reset(pa_smi_region *r, int64_t n, int64_t (*base)(int64_t))
 
 static int64_t base_of(int64_t i) { return 10 * i + 1; }
 
+/* Replication again with the arrays of the last call changed in place (the library keeps the
+ * last ranges: it must compare values, not pointers), and touches that a release discards (the
+ * next copy starts untouched: a combine then sends and changes nothing). */
+static void again(pa_smi_region *r, int64_t n, int64_t *lo, int64_t *hi)
+{
+    reset(r, n, base_of);
+    lo[1] = n - 4, hi[1] = n;
+    OK(pa_smi_replicate(r, 2, lo, hi, PA_SMI_FETCH));
+    int64_t *copy = pa_smi_copy(r);
+    CHECK(pa_smi_copy_index(r, n - 5) == -1 && pa_smi_copy_index(r, n - 1) == 5,
+          "ranges changed in place");
+    for (int64_t i = n - 4; i < n; i++)
+        CHECK(copy[pa_smi_copy_index(r, i)] == base_of(i), "changed range at %lld", (long long)i);
+    OK(pa_smi_touch_range(r, lo[0], hi[0]));
+    OK(pa_smi_touch(r, n - 1));
+    OK(pa_smi_release(r));
+    pa_smi_counts before, after;
+    OK(pa_smi_counts_of(r, &before));
+    OK(pa_smi_replicate(r, 2, lo, hi, PA_SMI_FETCH));
+    OK(pa_smi_combine(r, PA_SMI_REPLACE, PA_SMI_INT64));
+    OK(pa_smi_counts_of(r, &after));
+    CHECK(after.combined == before.combined, "a released copy's touches were sent");
+    OK(pa_smi_barrier(r));
+}
+
 static void replication(pa_smi_region *r, int64_t n)
 {
     reset(r, n, base_of);
@@ -225,6 +250,7 @@ static void replication(pa_smi_region *r, int64_t n)
     }
     free(v);
     OK(pa_smi_barrier(r));
+    again(r, n, lo, hi);
 }
 
 /* Process p touches element i when touches(p, i); the value it writes: p + 1 + i % 5. */
@@ -343,8 +369,27 @@ static void paths(pa_smi_region *r, int64_t n)
     }
 }
 
+/* Blocked owners at every size up to 3 np + 2, empty parts (n < np) included: element i's owner
+ * is the process whose part floor(p n / np) .. floor((p + 1) n / np) - 1 holds it. */
+static void blocked_owners(void)
+{
+    for (int64_t n = 1; n <= 3 * np + 2; n++) {
+        pa_smi_distribution d = {.layout = PA_SMI_BLOCKED, .flags = flags};
+        pa_smi_region *r;
+        OK(pa_smi_create(MPI_COMM_WORLD, n, PA_SMI_INT64, &d, &r));
+        for (int64_t i = 0; i < n; i++) {
+            int owner;
+            OK(pa_smi_owner(r, i, &owner));
+            CHECK(expected_first(&d, owner, n) <= i && i < expected_first(&d, owner + 1, n),
+                  "n = %lld: owner of %lld is %d", (long long)n, (long long)i, owner);
+        }
+        OK(pa_smi_free(&r));
+    }
+}
+
 static void operations(void)
 {
+    blocked_owners();
     int64_t n = size ? size : 13 * np + 9;
     for (int which = 0; which < 3; which++) {
         pa_smi_distribution d = distribution(which, n);
