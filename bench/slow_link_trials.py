@@ -3,9 +3,8 @@
 Four test hosts on this machine (../shared/tools/netns-cluster, network namespaces, needs root);
 in each trial one of pa2..pa4, drawn at random (seeded; each round of three trials a shuffle of
 the three, so that every host is the slow one as often), has its link throttled to 200 Mbit/s
-(tc tbf), and `perfatlas measure comm.distance np=4` runs with rank r on host pa(r+1) (rank 0
-on pa1, which every pair involves, so pa1 cannot be singled out by this scan), rank 0 bound to
-CPU 0 and the others to CPU 1, so that every measured pair has a CPU per rank.
+(tc tbf), and `perfatlas measure comm.distance np=4` runs mapped by node (rank r on host
+pa(r+1); rank 0 on pa1, which every pair involves, so pa1 cannot be singled out by this scan).
 A trial detects when the slow host is named suspect; it raises a false alarm when another host is
 named suspect or an anomaly reported worse does not involve the slow host.
 
@@ -45,14 +44,6 @@ def lift(slow: str) -> None:
         subprocess.run(["ip", "-n", host, "tcp_metrics", "flush", "all"], capture_output=True)
 
 
-def rankfile(folder: Path) -> Path:
-    """Rank r on host pa(r+1); rank 0 on CPU 0, the others on CPU 1 (tests/netns_hosts.py's
-    scan_rankfile says why: unbound, a pair sharing one CPU reads ~40 % slower)."""
-    path = folder / "scan-rankfile"
-    path.write_text("".join(f"rank {r}=pa{r + 1} slot={min(r, 1)}\n" for r in range(4)))
-    return path
-
-
 def trial(slow: str, mpirun_args: list[str], folder: Path, number: int) -> dict:
     from perfatlas.comm.analysis import find_anomalies
     from perfatlas.store import Store
@@ -63,7 +54,7 @@ def trial(slow: str, mpirun_args: list[str], folder: Path, number: int) -> dict:
         done = subprocess.run(
             [sys.executable, "-m", "perfatlas", "--db", str(db), "measure", "comm.distance",
              "np=4", "bandwidth_bytes=64KiB", "window=8", *FAST,
-             "--mpirun-args", shlex.join([*mpirun_args, "--rankfile", str(rankfile(folder))])],
+             "--mpirun-args", shlex.join([*mpirun_args, "--map-by", "node"])],
             capture_output=True, text=True, timeout=600,
         )  # fmt: skip
     finally:
@@ -108,11 +99,7 @@ def main() -> None:
         if up.returncode != 0:
             raise SystemExit(f"netns-cluster up failed: {up.stderr.strip()}")
         try:
-            mpirun_args = [  # the rankfile binds instead
-                word
-                for word in shlex.split((folder / "cluster" / "mpirun-args").read_text())
-                if word not in ("--bind-to", "none")
-            ]
+            mpirun_args = shlex.split((folder / "cluster" / "mpirun-args").read_text())
             rows = []
             for number, slow in enumerate(slow_hosts, 1):
                 rows.append(trial(slow, mpirun_args, folder, number))

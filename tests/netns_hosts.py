@@ -1,6 +1,6 @@
 """What the multi-host tests share (test_comm_cluster.py, test_slurm.py): whether test hosts can be
-made here, the lock that keeps two runs from tearing down each other's hosts (pa1..paN are
-global network namespaces), and a rankfile that gives every pair of a scan the same CPUs."""
+made here, and the lock that keeps two runs from tearing down each other's hosts (pa1..paN are
+global network namespaces)."""
 
 from __future__ import annotations
 
@@ -32,15 +32,3 @@ def hosts_lock() -> Iterator[None]:
     with LOCK.open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
-
-
-def scan_rankfile(folder: Path, hosts: int) -> list[str]:
-    """Open MPI arguments placing rank r on host pa(r+1), rank 0 on CPU 0 and every other rank on
-    CPU 1, in place of --map-by node and --bind-to none. The test hosts share this machine's CPUs:
-    unbound, the two ranks of a measured pair sometimes share one CPU, and that pair's latency
-    reads ~40 % above the others' (comm.distance np=4: 6.6 against 9.4 us, a placement, not a
-    link). Rank 0 is in every pair of the distance scan and the other ranks sleep while not
-    measured, so with this file every pair is one rank on each of two CPUs."""
-    path = folder / "scan-rankfile"
-    path.write_text("".join(f"rank {r}=pa{r + 1} slot={min(r, 1)}\n" for r in range(hosts)))
-    return ["--rankfile", str(path)]

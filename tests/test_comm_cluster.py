@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from machine_load import skip_when_cores_are_busy
-from netns_hosts import hosts_lock, hosts_unavailable, scan_rankfile
+from netns_hosts import hosts_lock, hosts_unavailable
 
 from perfatlas.comm.analysis import find_anomalies
 from perfatlas.store import Store
@@ -93,8 +93,7 @@ def test_a_randomly_chosen_slow_host_is_the_only_suspect_in_every_trial(cli, clu
     subprocess.run([str(TOOL), "unthrottle", "pa3"], check=True, timeout=60)
     for host in ("pa1", "pa2", "pa3", "pa4"):  # what the TCP stacks remember of pa3's throttle
         subprocess.run(["ip", "-n", host, "tcp_metrics", "flush", "all"], timeout=60)
-    unbound = [word for word in cluster if word not in ("--bind-to", "none")]
-    args = shlex.join([*unbound, *scan_rankfile(cli.db.parent, 4)])
+    args = shlex.join([*cluster, "--map-by", "node"])
     try:
         for trial, slow in enumerate(random.Random(16).sample(["pa2", "pa3", "pa4"], 3), 1):
             subprocess.run([str(TOOL), "throttle", slow, "200mbit"], check=True, timeout=60)
