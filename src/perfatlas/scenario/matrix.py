@@ -65,14 +65,13 @@ ROUNDS = 5  # alone/together repetitions of every pair (--rounds)
 MAX_ROUNDS = 100
 NO_INTERFERENCE = "no measurable interference"
 UNDER_MIN_EFFECT = f"measurable, under {MIN_EFFECT:.0%}"
-# Share of a measurement's wall time waiting for its CPU above which a cell is not judged. On a
-# two-CPU VM the kernels wait 8-13 % even when idle: the launcher's own monitor, sampling /proc
-# every INTERVAL_S, must run on one of the pair's CPUs, and a clean CI run read "slower"
-# [1.06, 1.36] from that alone. The pair needs a CPU left for the harness (--cpus).
+# Share of a measurement's wall time waiting for its CPU above which a cell is not judged: a
+# clean CI run read "slower" [1.06, 1.36] from the kernels' 8-13 % waits alone.
 DISTURBED = 0.05
-# The kernels' run delay needs the monitor's counters only when each process ends: sampling
-# /proc every 20 ms (the scenarios' timelines) woke perfatlas ~50 times a second on the pair's
-# CPUs, and on a 2-CPU machine the kernels then waited 8-13 % of their time for it.
+# The kernels' run delay needs the monitor's counters only when each process ends (the launcher
+# wakes on an exit): sampling /proc every 20 ms (the scenarios' timelines) woke perfatlas ~50
+# times a second on the pair's CPUs, and on a 2-CPU machine the kernels then waited those 8-13 %
+# of their time; sampled at the end only, 3.3-5.2 % on an idle one (docs/guide/interference.md).
 MONITOR_S = 10.0
 NOT_JUDGED = "not judged"
 
