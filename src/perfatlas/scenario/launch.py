@@ -178,13 +178,13 @@ def run_together(
             while pending and pending[0].start_s <= time.monotonic() - origin:
                 running.append(_start(pending.pop(0), cpus, origin, folder, wake))
             now = time.monotonic()
-            round_due = now >= next_tick  # else woken by an exit or a start: sample only those
+            round_due = now >= next_tick  # else woken early by an exit or a job's start
             for job in list(running):
-                if round_due or job.exited.is_set():
-                    job.monitor.sample(now)
-                if job.exited.is_set():
+                if job.exited.is_set():  # _finish takes its last sample
                     running.remove(job)
                     done.append(_finish(job, origin))
+                elif round_due:
+                    job.monitor.sample(now)
             if round_due:
                 if tick:
                     tick(now - origin, len(running), len(done))
