@@ -4,20 +4,20 @@
 #include <omp.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
 
 static hwloc_topology_t topology;
+static pthread_once_t topology_once = PTHREAD_ONCE_INIT;
 
 /* HWLOC_XMLFILE names a topology to use instead of this machine's (hwloc's own variable). hwloc
  * quietly falls back to the real machine when that file cannot be loaded; here it is an error,
  * so that a plan is never computed for another machine than the one asked for. */
-void pa_topology_load(void)
+static void topology_load_once(void)
 {
-    if (topology)
-        return;
     const char *xml = getenv("HWLOC_XMLFILE");
     if (hwloc_topology_init(&topology))
         pa_fail(2, "hwloc cannot read this machine's topology: %s", strerror(errno));
@@ -29,6 +29,10 @@ void pa_topology_load(void)
         pa_fail(2, "hwloc cannot load the topology%s%s: %s", xml ? " of HWLOC_XMLFILE=" : "",
                 xml ? xml : "", strerror(errno));
 }
+
+/* Loaded once per process, whichever thread asks first: unpinned OpenMP teams each ask for the
+ * topology at once (pa-parbench bind=none), and two concurrent hwloc loads corrupt each other. */
+void pa_topology_load(void) { pthread_once(&topology_once, topology_load_once); }
 
 hwloc_topology_t pa_topology(void)
 {

@@ -4,7 +4,7 @@
 
 #include <hwloc.h>
 
-/* The machine's topology, loaded once (thread-safe to read after pa_topology_load). */
+/* The machine's topology, loaded once by whichever thread asks first; read-only after that. */
 hwloc_topology_t pa_topology(void);
 void pa_topology_load(void);
 
