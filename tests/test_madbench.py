@@ -226,8 +226,11 @@ def test_flops_bytes_and_samples_are_exact():
     assert len(doc["sample_seconds"]) == 2
     for phase in PHASES:
         assert units[f"{phase}_s"] == "s" and units[f"{phase}_percent_of_dgemm"] == "%"
+        assert units[f"{phase}_io_wait_s"] == "s"
         for r in range(2):
             seconds = samples[f"{phase}_s"][r]
+            # every phase reads or writes, and the slowest rank waits no longer than its phase
+            assert 0 < samples[f"{phase}_io_wait_s"][r] < seconds
             rate = samples[f"{phase}_flops_per_s"][r]
             assert seconds > 0 and rate == pytest.approx(derived["flops"][phase] / seconds)
             assert samples[f"{phase}_percent_of_dgemm"][r] == pytest.approx(
@@ -276,7 +279,7 @@ def test_measure_stores_every_phase(cli, tmp_path):
             "SELECT metric, n FROM results WHERE benchmark = 'app.madbench'"
         ).fetchall()
     assert sorted(stored) == sorted((metric, 2) for metric in doc["samples"])
-    assert len(stored) == 14 and "W_s" in result.out
+    assert len(stored) == 18 and "W_s" in result.out
 
 
 @pytest.mark.parametrize(

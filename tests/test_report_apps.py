@@ -177,6 +177,8 @@ def test_madbench_section_shows_phases_peak_bytes_and_checks(cli, tmp_path):
         assert row["bytes read"] == (format_size(read) if read else "0")
         assert row["bytes written"] == (format_size(written) if written else "0")
         assert row["flops"] == f"{derived['flops'][phase]:.4g}"
+        waited = by_metric(results, "app.madbench", np=np_)[f"{phase}_io_wait_s"]
+        assert row["of it waiting on I/O [95 % CI]"] == seconds_with_ci(waited)
     # the W phase reads the nbin dS/dC_b and writes the nbin W_b: 4 x 128^2 doubles each
     w = next(r for r in rows if r["phase"] == "W")
     assert w["bytes read"] == w["bytes written"] == format_size(4 * 128 * 128 * 8)

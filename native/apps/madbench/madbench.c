@@ -166,7 +166,7 @@ static void clean_dir(const setup *s, pa_io *io, const pa_world *world)
 
 typedef struct {
     int count;
-    double *phase_s[PA_PHASES], *total_s, *dgemm_flops_per_s;
+    double *phase_s[PA_PHASES], *io_wait_s[PA_PHASES], *total_s, *dgemm_flops_per_s;
     pa_dgemm_rate dgemm; /* the last one */
 } samples;
 
@@ -198,8 +198,10 @@ static void measure_dgemm(const setup *s, const pa_world *world, samples *out, i
 static void run_all(const setup *s, const pa_world *world, pa_pipeline *p, samples *out)
 {
     out->count = s->repeat;
-    for (int k = 0; k < PA_PHASES; k++)
+    for (int k = 0; k < PA_PHASES; k++) {
         out->phase_s[k] = pa_calloc((size_t)s->repeat, sizeof(double), "phase_s");
+        out->io_wait_s[k] = pa_calloc((size_t)s->repeat, sizeof(double), "io_wait_s");
+    }
     out->total_s = pa_calloc((size_t)s->repeat, sizeof(double), "total_s");
     out->dgemm_flops_per_s = pa_calloc((size_t)s->repeat, sizeof(double), "dgemm_flops_per_s");
     for (int r = -s->warmup; r < s->repeat; r++) {
@@ -208,8 +210,10 @@ static void run_all(const setup *s, const pa_world *world, pa_pipeline *p, sampl
         for (int k = 0; k < PA_PHASES; k++) {
             double seconds = pa_pipeline_phase(p, k);
             total += seconds;
-            if (r >= 0)
+            if (r >= 0) {
                 out->phase_s[k][r] = seconds;
+                out->io_wait_s[k][r] = p->io_wait_s[k];
+            }
         }
         if (r >= 0)
             out->total_s[r] = total;
@@ -230,12 +234,12 @@ static void check_bytes(const setup *s, const pa_pipeline *p)
 
 /* -- the document ------------------------------------------------------------------------------ */
 
-/* Samples: per phase its time, flop rate and percentage of the DGEMM reference of np ranks;
- * the whole pipeline's time; rank 0's DGEMM rate. */
+/* Samples: per phase its time, its I/O wait, flop rate and percentage of the DGEMM reference of
+ * np ranks; the whole pipeline's time; rank 0's DGEMM rate. */
 static void write_samples(pa_json *json, const pa_pipeline *p, const samples *in, int np)
 {
     enum {
-        metrics_count = 3 * PA_PHASES + 2
+        metrics_count = 4 * PA_PHASES + 2
     };
     pa_metric metrics[metrics_count];
     char names[metrics_count][48];
@@ -244,6 +248,10 @@ static void write_samples(pa_json *json, const pa_pipeline *p, const samples *in
     for (int k = 0; k < PA_PHASES; k++, m++) {
         snprintf(names[m], sizeof names[m], "%s_s", pa_phase_names[k]);
         metrics[m] = (pa_metric){names[m], "s", in->phase_s[k], in->count};
+    }
+    for (int k = 0; k < PA_PHASES; k++, m++) {
+        snprintf(names[m], sizeof names[m], "%s_io_wait_s", pa_phase_names[k]);
+        metrics[m] = (pa_metric){names[m], "s", in->io_wait_s[k], in->count};
     }
     metrics[m++] = (pa_metric){"total_s", "s", in->total_s, in->count};
     metrics[m++] = (pa_metric){"dgemm_flops_per_s", "flop/s", in->dgemm_flops_per_s, in->count};
@@ -376,6 +384,10 @@ static void write_costs(pa_json *json, const setup *s, const pa_pipeline *p, con
                        "repetition); with more ranks than cores the reference overstates the peak");
     pa_json_key_string(json, "time_definition",
                        "from a barrier of all ranks to the end of the slowest rank");
+    pa_json_key_string(json, "io_wait_definition",
+                       "<phase>_io_wait_s: the most time any rank spent blocked on its file reads "
+                       "and writes in the phase (token waits included; with overlap=1, only what "
+                       "the pdgemms did not hide)");
     double share = (double)s->npix * s->npix / (s->q * s->q) * sizeof(double);
     pa_json_key_double(json, "memory_bytes_per_rank",
                        (6.0 + s->nbin + (s->ngang > 1 ? 3.0 * s->ngang : 0.0)) * share);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "timer.h"
 
 enum {
     TOKEN_TAG = 7
@@ -164,6 +165,7 @@ static void mpiio_transfer(pa_matrix_file *file, int bin, double *share, int wri
 static void transfer(pa_matrix_file *file, int bin, double *share, int writing)
 {
     pa_io *io = file->io;
+    uint64_t start = pa_ticks();
     int concurrent = writing ? io->writers : io->readers;
     token_wait(io, concurrent);
     if (io->shared) {
@@ -175,6 +177,7 @@ static void transfer(pa_matrix_file *file, int bin, double *share, int writing)
     }
     token_pass(io, concurrent);
     *(writing ? &io->bytes_written : &io->bytes_read) += (double)share_bytes(file);
+    io->wait_s += pa_ticks_to_seconds(pa_ticks() - start);
 }
 
 void pa_matrix_file_write(pa_matrix_file *file, int bin, const double *share)
@@ -202,17 +205,29 @@ static void *run_transfers(void *context)
     return NULL;
 }
 
+/* The jobs' time since `start` counted as waited for (all jobs share one pa_io). */
+static void add_wait(const pa_matrix_async *async, uint64_t start)
+{
+    if (async->count)
+        async->jobs[0].file->io->wait_s += pa_ticks_to_seconds(pa_ticks() - start);
+}
+
 void pa_matrix_file_begin(pa_matrix_async *async)
 {
     async->running = pthread_create(&async->thread, NULL, run_transfers, async) == 0;
-    if (!async->running) /* no thread to be had: the same transfers, in this thread */
+    if (!async->running) { /* no thread to be had: the same transfers, in this thread */
+        uint64_t start = pa_ticks();
         run_transfers(async);
+        add_wait(async, start);
+    }
 }
 
 void pa_matrix_file_end(pa_matrix_async *async)
 {
+    uint64_t start = pa_ticks();
     if (async->running)
         pthread_join(async->thread, NULL);
+    add_wait(async, start); /* what the computation did not hide */
     for (int k = 0; k < async->count; k++) {
         const pa_matrix_job *job = &async->jobs[k];
         if (async->why[k])

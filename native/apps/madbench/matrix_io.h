@@ -28,6 +28,8 @@ typedef struct {
     int readers, writers;             /* at once */
     MPI_Comm tokens;                  /* a duplicate of MPI_COMM_WORLD for the tokens */
     double bytes_read, bytes_written; /* by this process, since the last reset */
+    double wait_s; /* this process's calling thread blocked on transfers (tokens included) and on
+                      the helper thread's, since the last reset */
 } pa_io;
 
 void pa_io_init(pa_io *io, int shared, const char *dir, int rmod, int wmod);

@@ -389,19 +389,20 @@ double pa_pipeline_phase(pa_pipeline *p, int phase)
 {
     static void (*const run[PA_PHASES])(pa_pipeline *) = {phase_dsdc, phase_invd, phase_w,
                                                           phase_dldc};
-    p->io->bytes_read = p->io->bytes_written = 0;
+    p->io->bytes_read = p->io->bytes_written = p->io->wait_s = 0;
     MPI_Barrier(MPI_COMM_WORLD);
     uint64_t start = pa_ticks();
     MPI_Pcontrol(1, pa_phase_names[phase]);
     run[phase](p);
     MPI_Pcontrol(-1, pa_phase_names[phase]);
     double seconds = pa_ticks_to_seconds(pa_ticks() - start);
-    double moved[3] = {seconds, p->io->bytes_read, p->io->bytes_written};
-    MPI_Allreduce(MPI_IN_PLACE, &moved[0], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, &moved[1], 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    p->bytes_read[phase] = moved[1];
-    p->bytes_written[phase] = moved[2];
-    return moved[0];
+    double most[2] = {seconds, p->io->wait_s}, moved[2] = {p->io->bytes_read, p->io->bytes_written};
+    MPI_Allreduce(MPI_IN_PLACE, most, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, moved, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    p->bytes_read[phase] = moved[0];
+    p->bytes_written[phase] = moved[1];
+    p->io_wait_s[phase] = most[1];
+    return most[0];
 }
 
 /* Flops of each phase, n = npix, B = nbin (the usual counts of LAPACK Working Note 41):

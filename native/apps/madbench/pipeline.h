@@ -53,6 +53,7 @@ typedef struct {
     double *traces, *likelihood, *fisher, *correction; /* nbin, nbin, nbin^2, nbin */
     double trace_identity_error, likelihood_identity_error;
     double bytes_read[PA_PHASES], bytes_written[PA_PHASES]; /* all processes */
+    double io_wait_s[PA_PHASES]; /* the most any process waited on its file transfers */
 } pa_pipeline;
 
 /* Grids and memory; collective. Returns -1 when memory runs out (on any process). overlap: the W
@@ -61,7 +62,8 @@ int pa_pipeline_setup(pa_pipeline *p, const pa_sky *sky, pa_io *io, int q, int n
                       double noise, int overlap);
 void pa_pipeline_free(pa_pipeline *p);
 /* Runs one phase on every process; returns its wall time, the slowest process's, from a common
- * barrier. A failed check is one sentence and exit status 3. */
+ * barrier (and sets its bytes moved and io_wait_s). A failed check is one sentence and exit
+ * status 3. */
 double pa_pipeline_phase(pa_pipeline *p, int phase);
 /* The floating-point operations of each phase (pipeline.c states the formulas). */
 double pa_pipeline_flops(const pa_pipeline *p, int phase);

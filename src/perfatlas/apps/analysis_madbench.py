@@ -39,6 +39,7 @@ class PhaseFigures:
     time: Result  # seconds
     rate: Result | None  # flop/s: the phase's flops over its time
     percent_of_dgemm: Result | None  # 100 x rate / (np x rank 0's DGEMM rate), per repetition
+    io_wait: Result | None  # seconds the slowest-waiting rank was blocked on its file transfers
     flops: float  # the phase's flop count (derived.flops)
     bytes_read: int  # per repetition, all ranks
     bytes_written: int
@@ -56,6 +57,7 @@ def phase_figures(point: Point) -> list[PhaseFigures]:
                 point.metrics[f"{name}_s"],
                 point.metrics.get(f"{name}_flops_per_s"),
                 point.metrics.get(f"{name}_percent_of_dgemm"),
+                point.metrics.get(f"{name}_io_wait_s"),
                 float((d.get("flops") or {}).get(name, 0)),
                 int((d.get("bytes_read") or {}).get(name, 0)),
                 int((d.get("bytes_written") or {}).get(name, 0)),

@@ -53,6 +53,7 @@ class AppMadbench(MpiBenchmark):
     executable = "pa-madbench"
     metrics = {
         **{f"{phase}_s": "s" for phase in PHASES},
+        **{f"{phase}_io_wait_s": "s" for phase in PHASES},
         "total_s": "s",
         "dgemm_flops_per_s": "flop/s",
         **{f"{phase}_flops_per_s": "flop/s" for phase in PHASES},

@@ -105,6 +105,7 @@ def _phase_table(found: list[Point]) -> Table:
                     analysis_madbench.configuration(p.params),
                     x.name,
                     seconds_with_ci(x.time),
+                    seconds_with_ci(x.io_wait) if x.io_wait else "-",
                     f"{x.flops:.4g}",
                     scaled_with_ci(x.rate, 1e9, ""),
                     scaled_with_ci(x.percent_of_dgemm, 1.0, ""),
@@ -119,6 +120,7 @@ def _phase_table(found: list[Point]) -> Table:
             "configuration",
             "phase",
             "time [95 % CI]",
+            "of it waiting on I/O [95 % CI]",
             "flops",
             "GFlop/s [95 % CI]",
             "% of DGEMM [95 % CI]",
@@ -127,11 +129,12 @@ def _phase_table(found: list[Point]) -> Table:
             "bytes written",
         ],
         rows,
-        caption="Per phase: time, the flop count from the document's formulas, the rate, its "
+        caption="Per phase: time, the part of it the slowest-waiting rank spent blocked on its "
+        "file reads and writes, the flop count from the document's formulas, the rate, its "
         "share of np x rank 0's DGEMM rate (that rate: the next column), and the bytes "
         "read and written per repetition by all ranks together (the out-of-core traffic: "
         "nbin matrices of npix^2 doubles per pass).",
-        numeric=(3, 4, 5, 6, 7, 8, 9),
+        numeric=(3, 4, 5, 6, 7, 8, 9, 10),
     )
 
 
