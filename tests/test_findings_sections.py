@@ -74,6 +74,16 @@ def distance(peer: int, median_ns: float, np_: int = 6) -> dict:
     }
 
 
+def to_rank_2(finding: dict, result_id: int) -> dict:
+    """The stored anomaly of rank 4 rewritten to name rank 2 (its result `result_id`), with a
+    planted verdict and a planted count of figures checked."""
+    finding["subject"] = finding["subject"].replace("rank 4", "rank 2")
+    finding["sources"]["results"] = [result_id]
+    finding["verdict"] = "planted verdict"
+    finding["details"]["figures_checked"] = 99
+    return finding
+
+
 def test_the_patterns_section_shows_the_stored_anomalies_not_its_own(tmp_path, monkeypatch):
     """Rank 4's link is slow: the stored findings say so and the section follows them; once the
     stored anomaly names rank 2 instead (and the suspect host is gone), the section flags rank
@@ -96,14 +106,7 @@ def test_the_patterns_section_shows_the_stored_anomalies_not_its_own(tmp_path, m
     assert "1 anomalous figure(s) (1 worse than their group) among 5 figures in 1 group(s)" in html
     assert "rank 4 in comm.distance latency_ns" in html and "Suspect link" in html
 
-    def to_rank_2(finding: dict) -> dict:
-        finding["subject"] = finding["subject"].replace("rank 4", "rank 2")
-        finding["sources"]["results"] = [ids[2]]
-        finding["verdict"] = "planted verdict"
-        finding["details"]["figures_checked"] = 99
-        return finding
-
-    alter(store, run_id, "comm.anomaly", to_rank_2)
+    alter(store, run_id, "comm.anomaly", lambda finding: to_rank_2(finding, ids[2]))
     alter(store, run_id, "comm.suspect_host", lambda finding: None)
     flagged.clear()
     html = section(store, run_id, "comm-patterns")
@@ -141,25 +144,33 @@ def bandwidth_on(host: str, median: float, seed: int) -> dict:
     }
 
 
+def slow_node_run(path: Path) -> tuple[Store, int]:
+    """Four nodes, n3 reading at half the others' bandwidth."""
+    return stored_run(
+        path, [bandwidth_on(f"n{i}", 5e9 if i == 3 else 10e9, i) for i in range(1, 5)]
+    )
+
+
+def n1_slow_instead_of_n3(finding: dict) -> dict:
+    """A change for alter(): n3's stored node finding made typical and n1's slow, planted."""
+    host = finding["details"]["host"]
+    if host == "n3":
+        return {**finding, "verdict": "planted: like the others", "severity": "info"}
+    if host == "n1":
+        return {**finding, "verdict": "planted: SLOWER", "severity": "warning"}
+    return finding
+
+
 def test_the_nodes_section_shows_the_stored_verdicts(tmp_path):
     """n3 reads at half the others' bandwidth: flagged in the stored findings and the section;
     once its stored finding is made typical and n1's slow, the section names n1 alone."""
-    nodes = [bandwidth_on(f"n{i}", 5e9 if i == 3 else 10e9, i) for i in range(1, 5)]
-    store, run_id = stored_run(tmp_path, nodes)
+    store, run_id = slow_node_run(tmp_path)
     html = section(store, run_id, "nodes")
     assert "Nodes that differ from the others: n3 in mem.bandwidth" in html
     assert "SLOWER: -50 % vs the other nodes (not re-measured)" in html
     assert "10 GB/s [" in html  # a node's own figure with its interval, from the finding
 
-    def swapped(finding: dict) -> dict:
-        host = finding["details"]["host"]
-        if host == "n3":
-            return {**finding, "verdict": "planted: like the others", "severity": "info"}
-        if host == "n1":
-            return {**finding, "verdict": "planted: SLOWER", "severity": "warning"}
-        return finding
-
-    alter(store, run_id, "cluster.node_slowdown", swapped)
+    alter(store, run_id, "cluster.node_slowdown", n1_slow_instead_of_n3)
     html = section(store, run_id, "nodes")
     assert "Nodes that differ from the others: n1 in mem.bandwidth" in html
     assert "n3 in mem.bandwidth" not in html

@@ -90,7 +90,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     print_summary(store, runner.run_id)
     print_sweep(store.results(runner.run_id))  # the suite's sweep steps, if it has any
-    print_nodes(store.results(runner.run_id))  # nodes of a multi-host run that differ
+    print_nodes(store, runner.run_id)  # nodes of a multi-host run that differ
     with console.status("writing the HTML report"):
         path = write_report(store, runner.run_id, out / f"run-{runner.run_id}.html")
     print(f"run {runner.run_id} stored in {args.db}; report: {path.resolve()}")
@@ -160,7 +160,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     results = store.results(runner.run_id)
     console.print(results_table(results, f"run {runner.run_id}"))
     print_warnings(results)
-    print_nodes(results)
+    print_nodes(store, runner.run_id)
     _print_findings(store, runner.run_id)
     if args.json:
         Path(args.json).write_text(json.dumps(docs[0] if len(docs) == 1 else docs, indent=1))
@@ -202,7 +202,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     with runner.run(f"sweep {benchmark.name}", sys.argv):
         runner.measure_all(planned.planned)
     print_sweep(store.results(runner.run_id))
-    print_nodes(store.results(runner.run_id))
+    print_nodes(store, runner.run_id)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with console.status("writing the HTML report"):
@@ -544,7 +544,7 @@ def cmd_scenario(args: argparse.Namespace) -> int:
             document = {k: v for k, v in saved.items() if k not in ("name", "jobs")}
             views.print_scenario(saved["name"], document, saved["jobs"])
         else:
-            views.print_matrix(saved)
+            views.print_matrix(store, run_id)
     elif args.action == "run":
         from perfatlas.scenario.execute import run_scenario
 
@@ -559,7 +559,7 @@ def cmd_scenario(args: argparse.Namespace) -> int:
         run_id, saved = run_matrix(
             store, machine, args.classes, *matrix, out / "scenario-matrix", args.rounds
         )
-        views.print_matrix(saved)
+        views.print_matrix(store, run_id)
     if args.json:
         Path(args.json).write_text(json.dumps(saved, indent=1))
     with console.status("writing the HTML report"):

@@ -93,3 +93,66 @@ def node_findings(data: RunData) -> list[Finding]:
                 )
             )
     return found
+
+
+# -- read back: the node findings as the report's nodes section and the terminal's node table both
+# show them ---------------------------------------------------------------------------------------
+NODE_HEADER = ("measurement", "node", "figure [95 % CI]", "slowdown [CI]", "verdict")
+
+
+def host_of(f: Finding) -> str:
+    return str(f.details.get("host", f.subject))
+
+
+def _figure(f: Finding) -> str:
+    """The node's own figure with its 95 % interval, in the group's unit."""
+    unit, value = f.details.get("unit", ""), f.details.get("figure")
+    if value is None:
+        return "-"
+    bounds = f.details.get("figure_interval") or [None, None]
+    if None in bounds:
+        return figure_text(unit, value)
+    low, high = (figure_text(unit, bound) for bound in bounds)
+    return f"{figure_text(unit, value)} [{low}, {high}]"
+
+
+def _slowdown(f: Finding) -> str:
+    if f.value is None:
+        return "-"
+    if f.interval is None:
+        return f"{f.value:.3f}"
+    return f"{f.value:.3f} [{f.interval.low:.3f}, {f.interval.high:.3f}]"
+
+
+def node_rows(found: list[Finding]) -> list[list[str]]:
+    """A row (NODE_HEADER) per cluster.node_slowdown finding; a group's name on its first row."""
+    rows, previous = [], None
+    for f in found:
+        group = f.details.get("group", "")
+        rows.append(
+            [
+                group if group != previous else "",
+                host_of(f),
+                _figure(f),
+                _slowdown(f),
+                f.verdict or "",
+            ]
+        )
+        previous = group
+    return rows
+
+
+def flagged(f: Finding) -> bool:
+    """A node finding above severity info is a flagged node, faster or slower."""
+    return f.severity != "info"
+
+
+def nodes_sentence(found: list[Finding]) -> tuple[str, bool] | None:
+    """Which nodes differ, and whether any does; None where no group was judged."""
+    if differ := [f for f in found if flagged(f)]:
+        text = "; ".join(f"{host_of(f)} in {f.details.get('group', '?')}" for f in differ)
+        return f"Nodes that differ from the others: {text}.", True
+    judged = {f.details.get("group") for f in found if f.details.get("judged")}
+    if judged:
+        return f"No asymmetry between nodes in {len(judged)} group(s) of figures.", False
+    return None

@@ -1,43 +1,39 @@
-"""The terminal's view of a multi-host run: per-node figures and the nodes that differ."""
+"""The terminal's view of a multi-host run: per-node figures and the nodes that differ, as the
+run's cluster.node_slowdown findings state them (the report's nodes section shows the same rows
+and sentence: perfatlas.cluster.findings_nodes)."""
 
 from __future__ import annotations
 
-from perfatlas.cluster.analysis_nodes import node_groups
-from perfatlas.cluster.findings_nodes import RULE, figure_text, group_name, verdict
-from perfatlas.store import Result
+from rich.markup import escape
+
+from perfatlas.cluster.findings_nodes import NODE_HEADER, RULE, flagged, node_rows, nodes_sentence
+from perfatlas.findings.compute import run_findings
+from perfatlas.findings.model import of_kind
+from perfatlas.report.data import RunData
+from perfatlas.store import Store
 from perfatlas.views import console, titled_table
 
 
-def print_nodes(results: list[Result]) -> None:
-    """A table of node-level results across nodes, when the run has them; flagged nodes in red."""
-    groups = [g for g in node_groups(results) if len(g.figures) > 1]
-    if not groups:
+def print_nodes(store: Store, run_id: int) -> None:
+    """A table of the run's node findings, when it has any; flagged nodes in red."""
+    found = of_kind(run_findings(RunData.load(store, run_id)).findings, "cluster.node_slowdown")
+    if not found:
         return
     table = titled_table(
-        "Nodes: figure per node [95 % CI], slowdown vs the median of nodes",
-        "measurement",
-        "node",
-        "figure",
-        "slowdown",
-        "verdict",
+        "Nodes: figure per node [95 % CI], slowdown vs the median of nodes, as the run's "
+        "findings state them",
+        *NODE_HEADER,
         right=(2, 3),
     )
-    for group in groups:
-        for i, figure in enumerate(group.figures):
-            s, lo, hi = group.slowdown(figure)
-            said = verdict(group, figure.host)
-            low, high = (figure_text(group.unit, v) for v in (figure.ci_lo, figure.ci_hi))
-            table.add_row(
-                group_name(group) if i == 0 else "",
-                figure.host,
-                f"{figure_text(group.unit, figure.value)} [dim][{low}, {high}][/]",
-                f"{s:.3f} [dim][{lo:.3f}, {hi:.3f}][/]",
-                f"[red]{said}[/]" if figure.host in group.flagged else said,
-            )
+    for f, row in zip(found, node_rows(found)):
+        cells = [escape(cell) for cell in row]
+        table.add_row(*cells[:-1], f"[red]{cells[-1]}[/]" if flagged(f) else cells[-1])
     console.print(table)
-    flagged = sum(len(g.flagged) for g in groups)
-    judged = sum(1 for g in groups if g.judged)
-    if flagged:
-        console.print(f"[red]{flagged} node figure(s) differ from the other nodes[/]; {RULE}")
-    elif judged:
-        console.print(f"no asymmetry between nodes ({judged} group(s) judged)")
+    said = nodes_sentence(found)
+    if said is None:
+        return
+    text, differ = said
+    if differ:
+        console.print(f"[red]{escape(text)}[/] {escape(RULE)}")
+    else:
+        console.print(escape(text))

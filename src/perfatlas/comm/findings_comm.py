@@ -1,12 +1,13 @@
 """Findings of the communication analyses: ping-pong latency and peak bandwidth, anomalous ranks,
 pairs and senders, suspect hosts (their link), and how collectives grow with the process count
-(perfatlas.comm.analysis, perfatlas.comm.series)."""
+(perfatlas.comm.analysis, perfatlas.comm.series); and the anomaly findings read back as rows and
+sentences, which the report's patterns section and the terminal's anomaly table both show."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from perfatlas.anomaly import MIN_GROUP
+from perfatlas.anomaly import MIN_GROUP, remeasure_label
 from perfatlas.comm.analysis import (
     MIN_RELATIVE_DEVIATION,
     ROBUST_Z_LIMIT,
@@ -26,6 +27,7 @@ from perfatlas.findings.model import (
     median_of,
 )
 from perfatlas.findings.registry import finding_source
+from perfatlas.report.common import number
 from perfatlas.report.data import RunData
 from perfatlas.units import format_size
 
@@ -196,3 +198,84 @@ def growth_findings(data: RunData) -> list[Finding]:
             )
         )
     return found
+
+
+# -- read back: the anomaly findings as the report's patterns section and the terminal's anomaly
+# table both show them (the details written above are read here, and only here) ----------------
+ANOMALY_HEADER = (
+    "figure, in its group",
+    "value [95 % CI]",
+    "median of the others [group CI]",
+    "robust z",
+    "verdict",
+    "re-measured",
+    "hosts",
+)
+
+
+def shown(value: float | None, unit: str) -> str:
+    """A finding's figure as the tables show it (its unit us as µs)."""
+    if value is None:
+        return "-"
+    return f"{number(value)} {'µs' if unit == 'us' else unit}"
+
+
+def _with_interval(value: float | None, bounds: list | None, unit: str) -> str:
+    if not bounds or None in bounds:
+        return shown(value, unit)
+    return f"{shown(value, unit)} [{shown(bounds[0], unit)} .. {shown(bounds[1], unit)}]"
+
+
+def anomaly_rows(found: list[Finding]) -> list[list[str]]:
+    """A row (ANOMALY_HEADER) per comm.anomaly or comm.withdrawn finding, as it states it."""
+    rows = []
+    for f in found:
+        d, own = f.details, f.interval
+        z = d.get("robust_z")  # None: infinite (the others' spread is 0)
+        rows.append(
+            [
+                f.subject,
+                _with_interval(f.value, None if own is None else [own.low, own.high], f.unit),
+                _with_interval(d.get("others_median"), d.get("others_interval"), f.unit),
+                "∞" if z is None else f"{z:+.1f}",
+                f.verdict or "",
+                remeasure_label(d.get("confirmed"), shown(d.get("remeasured"), f.unit)),
+                " ↔ ".join(dict.fromkeys(d.get("hosts") or [])),
+            ]
+        )
+    return rows
+
+
+def anomalies_sentence(anomalies: list[Finding]) -> str:
+    """How many comm.anomaly findings, how many worse, among how many figures checked."""
+    worse = sum(f.severity == "warning" for f in anomalies)
+    counts = anomalies[0].details
+    among = (
+        f" among {counts['figures_checked']} figures in {counts['groups_checked']} group(s)"
+        if "figures_checked" in counts  # findings stored before they carried the totals
+        else ""
+    )
+    return f"{len(anomalies)} anomalous figure(s) ({worse} worse than their group){among}."
+
+
+def suspect_sentence(suspect: Finding) -> str:
+    """A comm.suspect_host finding: the host, its count and what to check."""
+    verdict = suspect.verdict or "suspect link"
+    return (
+        f"{verdict[:1].upper() + verdict[1:]} ({suspect.subject}: {int(suspect.value or 0)} "
+        "figure(s) worse than the rest); check its cable, port or switch path."
+    )
+
+
+def clean_sentence(clean: Finding) -> str:
+    """A comm.no_anomaly finding: no anomaly among the figures checked."""
+    return (
+        f"{(clean.verdict or 'no anomaly').capitalize()} among {int(clean.value or 0)} "
+        f"figures in {clean.subject}."
+    )
+
+
+def not_judged_sentence(unjudged: list[Finding]) -> str:
+    """The comm.not_judged findings: the groups too small for the rule."""
+    said = "; ".join(f"{f.subject}, {int(f.value or 0)} figure(s): {f.verdict}" for f in unjudged)
+    return f"{said}."

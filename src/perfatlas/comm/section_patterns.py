@@ -5,13 +5,19 @@ stored with the run, so its report shows the conclusions drawn when it was measu
 from __future__ import annotations
 
 import numpy as np
-from markupsafe import Markup
 
-from perfatlas.anomaly import remeasure_label
 from perfatlas.comm.analysis import MIN_RELATIVE_DEVIATION, ROBUST_Z_LIMIT
+from perfatlas.comm.findings_comm import (
+    ANOMALY_HEADER,
+    anomalies_sentence,
+    anomaly_rows,
+    clean_sentence,
+    not_judged_sentence,
+    suspect_sentence,
+)
 from perfatlas.comm.series import link, pair_hosts, placement_details
 from perfatlas.findings.compute import run_findings
-from perfatlas.findings.model import Finding
+from perfatlas.findings.model import Finding, of_kind
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Details, Figure, Note, Table
 from perfatlas.report.common import few_samples_note, number, value_with_ci
@@ -173,39 +179,6 @@ def _hotspot_rows(data: RunData) -> list[list[str]]:
     return rows
 
 
-def _shown(value: float | None, unit: str) -> str:
-    """A finding's figure as the tables show it (its unit us as µs)."""
-    if value is None:
-        return "-"
-    return f"{number(value)} {'µs' if unit == 'us' else unit}"
-
-
-def _with_interval(value: float | None, bounds: list | None, unit: str) -> str:
-    if not bounds or None in bounds:
-        return _shown(value, unit)
-    return f"{_shown(value, unit)} [{_shown(bounds[0], unit)} .. {_shown(bounds[1], unit)}]"
-
-
-def _anomaly_rows(found: list[Finding]) -> list[list[str]]:
-    """A row per comm.anomaly (or comm.withdrawn) finding, as the finding states it."""
-    rows = []
-    for f in found:
-        d, own = f.details, f.interval
-        z = d.get("robust_z")  # None: infinite (the others' spread is 0)
-        rows.append(
-            [
-                f.subject,
-                _with_interval(f.value, None if own is None else [own.low, own.high], f.unit),
-                _with_interval(d.get("others_median"), d.get("others_interval"), f.unit),
-                "∞" if z is None else f"{z:+.1f}",
-                f.verdict or "",
-                remeasure_label(d.get("confirmed"), _shown(d.get("remeasured"), f.unit)),
-                " ↔ ".join(dict.fromkeys(d.get("hosts") or [])),
-            ]
-        )
-    return rows
-
-
 RULE = (
     f"A figure (its median, with the 95 % interval of its own samples) is an anomaly when all "
     f"three hold: its logarithm deviates from the median of the other figures' logarithms by "
@@ -223,73 +196,29 @@ RULE = (
     "here is one of the run's findings (comm.anomaly, comm.withdrawn, comm.suspect_host, "
     "comm.no_anomaly, comm.not_judged)."
 )
-HEADER = [
-    "figure, in its group",
-    "value [95 % CI]",
-    "median of the others [group CI]",
-    "robust z",
-    "verdict",
-    "re-measured",
-    "hosts",
-]
-
-
-def _of_kind(found: list[Finding], kind: str) -> list[Finding]:
-    return [f for f in found if f.kind == kind]
-
-
-def _anomalies_note(anomalies: list[Finding]) -> Note:
-    worse = sum(f.severity == "warning" for f in anomalies)
-    counts = anomalies[0].details
-    among = (
-        f" among {counts['figures_checked']} figures in {counts['groups_checked']} group(s)"
-        if "figures_checked" in counts  # findings stored before they carried the totals
-        else ""
-    )
-    return Note(
-        f"{len(anomalies)} anomalous figure(s) ({worse} worse than their group){among}.",
-        "bad" if worse else "warning",
-    )
-
-
-def _suspect_note(suspect: Finding) -> Note:
-    verdict = suspect.verdict or "suspect link"
-    text = Markup(
-        "{} (<b>{}</b>: {} figure(s) worse than the rest); check its cable, port or switch path."
-    )
-    return Note(
-        text.format(verdict[:1].upper() + verdict[1:], suspect.subject, int(suspect.value or 0)),
-        "bad",
-    )
 
 
 def anomaly_blocks(found: list[Finding]) -> list[Block]:
     """The anomalies, suspect hosts and groups not judged, as the run's findings state them."""
     blocks: list[Block] = []
-    anomalies = _of_kind(found, "comm.anomaly")
+    header = list(ANOMALY_HEADER)
+    anomalies = of_kind(found, "comm.anomaly")
     if anomalies:
-        blocks.append(_anomalies_note(anomalies))
-        blocks += [_suspect_note(s) for s in _of_kind(found, "comm.suspect_host")]
-        blocks.append(Table(HEADER, _anomaly_rows(anomalies), numeric=(1, 2, 3), caption=RULE))
-    for clean in _of_kind(found, "comm.no_anomaly"):
-        blocks.append(
-            Note(
-                f"{(clean.verdict or 'no anomaly').capitalize()} among {int(clean.value or 0)} "
-                f"figures in {clean.subject}. {RULE}"
-            )
-        )
-    if withdrawn := _of_kind(found, "comm.withdrawn"):
+        worse = any(f.severity == "warning" for f in anomalies)
+        blocks.append(Note(anomalies_sentence(anomalies), "bad" if worse else "warning"))
+        blocks += [Note(suspect_sentence(s), "bad") for s in of_kind(found, "comm.suspect_host")]
+        blocks.append(Table(header, anomaly_rows(anomalies), numeric=(1, 2, 3), caption=RULE))
+    for clean in of_kind(found, "comm.no_anomaly"):
+        blocks.append(Note(f"{clean_sentence(clean)} {RULE}"))
+    if withdrawn := of_kind(found, "comm.withdrawn"):
         blocks.append(
             Details(
                 f"{len(withdrawn)} figure(s) withdrawn: the re-measurement did not confirm",
-                [Table(HEADER, _anomaly_rows(withdrawn), numeric=(1, 2, 3))],
+                [Table(header, anomaly_rows(withdrawn), numeric=(1, 2, 3))],
             )
         )
-    if unjudged := _of_kind(found, "comm.not_judged"):
-        said = "; ".join(
-            f"{f.subject}, {int(f.value or 0)} figure(s): {f.verdict}" for f in unjudged
-        )
-        blocks.append(Note(f"{said}."))
+    if unjudged := of_kind(found, "comm.not_judged"):
+        blocks.append(Note(not_judged_sentence(unjudged)))
     return blocks
 
 

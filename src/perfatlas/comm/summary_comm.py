@@ -1,13 +1,17 @@
 """The communication part of the terminal summary: small-message latency, peak bandwidth,
-collectives vs process count with their growth, RMA latencies, anomalies."""
+collectives vs process count with their growth, RMA latencies, and the anomalies as the run's
+findings state them."""
 
 from __future__ import annotations
 
+from rich.markup import escape
 from rich.table import Table
 
-from perfatlas.anomaly import MIN_EFFECT, remeasure_label
-from perfatlas.comm.analysis import find_anomalies
+from perfatlas.anomaly import MIN_EFFECT, ROBUST_Z_LIMIT
+from perfatlas.comm import findings_comm as stated
 from perfatlas.comm.series import CASE_TITLES, collective_lines, pingpong_figures, rma_results
+from perfatlas.findings.compute import run_findings
+from perfatlas.findings.model import of_kind
 from perfatlas.report.common import number
 from perfatlas.report.data import RunData
 from perfatlas.store import Result
@@ -102,36 +106,34 @@ def rma_table(data: RunData) -> Table | None:
 
 @summary_table("comm anomalies", 80, ("comm.distance", "comm.complement", "comm.hotspot"))
 def anomaly_table(data: RunData) -> Table | None:
-    report = find_anomalies(data.results)
-    if not report.groups_checked and not report.anomalies:
+    """The anomalies, suspect hosts, withdrawn figures and groups not judged, as the run's
+    findings state them (the report's patterns section shows the same rows and sentences)."""
+    found = run_findings(data).findings
+    anomalies, clean = of_kind(found, "comm.anomaly"), of_kind(found, "comm.no_anomaly")
+    withdrawn, unjudged = of_kind(found, "comm.withdrawn"), of_kind(found, "comm.not_judged")
+    if not (anomalies or clean or withdrawn or unjudged):
         return None
-    title = (
-        f"MPI anomalies: {len(report.anomalies)} of {report.figures_checked} figures "
-        f"({report.groups_checked} groups; robust z > 3.5, 95 % CI apart from the others', "
-        f"> {MIN_EFFECT:.0%} from their median; re-measured)"
-    )
+    said = f": {stated.anomalies_sentence(anomalies)}" if anomalies else ""
     table = titled_table(
-        title, "group", "rank / pair", "value", "others' median", "deviation", "re-measured",
-        right=(2, 3, 4),
-    )  # fmt: skip
-    for a in report.anomalies[:MAX_ANOMALY_ROWS]:
-        scale, unit = (1 / GB, "GB/s") if a.metric.endswith("_Bps") else (1e-3, "µs")
-        mark = "[red]" if a.worse else ""
-        table.add_row(
-            a.group,
-            f"{mark}{a.subject}{'[/]' if mark else ''}",
-            f"{number(a.value * scale)} {unit}",
-            f"{number(a.median * scale)} {unit}",
-            f"{a.relative:+.0%}",
-            remeasure_label(a.confirmed, f"{number((a.remeasured_value or 0) * scale)} {unit}"),
-        )
-    for s in report.suspects:
-        table.add_row(
-            s.group, f"[red]suspect link: host {s.host}[/]", "", "", f"{s.flagged} worse", ""
-        )
-    if report.withdrawn:
-        subjects = ", ".join(a.subject for a in report.withdrawn)
-        table.add_row("", f"withdrawn (re-measurement did not confirm): {subjects}", "", "", "", "")
-    if not report.anomalies:
-        table.add_row("all groups", "[green]no anomaly[/]", "", "", "", "")
+        f"MPI anomalies (robust z > {ROBUST_Z_LIMIT}, 95 % CI apart from the others', "
+        f"> {MIN_EFFECT:.0%} from their median; re-measured){escape(said)}",
+        *stated.ANOMALY_HEADER,
+        right=(1, 2, 3),
+    )
+    blank = [""] * (len(stated.ANOMALY_HEADER) - 1)
+    listed = anomalies[:MAX_ANOMALY_ROWS]
+    for f, row in zip(listed, stated.anomaly_rows(listed)):
+        cells = [escape(cell) for cell in row]
+        table.add_row(*(f"[red]{c}[/]" if f.severity == "warning" else c for c in cells))
+    if len(anomalies) > len(listed):
+        more = len(anomalies) - len(listed)
+        table.add_row(f"... {more} more: perfatlas show {data.run['id']}", *blank)
+    for suspect in of_kind(found, "comm.suspect_host"):
+        table.add_row(f"[red]{escape(stated.suspect_sentence(suspect))}[/]", *blank)
+    for row in stated.anomaly_rows(withdrawn):
+        table.add_row(*(f"[dim]{escape(cell)}[/]" for cell in row))
+    if unjudged:
+        table.add_row(escape(stated.not_judged_sentence(unjudged)), *blank)
+    for f in clean:
+        table.add_row(f"[green]{escape(stated.clean_sentence(f))}[/]", *blank)
     return table

@@ -11,6 +11,7 @@ care: info (a figure of the machine), notice (worth a look), warning (something 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,6 +108,12 @@ class Finding:
             severity=d.get("severity", "info"),
             details=dict(d.get("details") or {}),
         )
+
+
+def of_kind(found: Iterable[Finding], kind: str) -> list[Finding]:
+    """The findings of one kind, in their order (the views that state a conclusion read theirs
+    this way)."""
+    return [f for f in found if f.kind == kind]
 
 
 def finite(value: Any) -> Any:

@@ -1,11 +1,13 @@
 """Findings of the interference scenarios: each job's runtime extension in a scenario, and each
-cell of an interference matrix (perfatlas.scenario.accounting, perfatlas.scenario.matrix)."""
+cell of an interference matrix (perfatlas.scenario.accounting, perfatlas.scenario.matrix); and the
+cells read back as the report's matrix table and the terminal's both write them."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from perfatlas.findings.model import Finding, Interval, Sources, interval_of
+from perfatlas.findings.compute import RunFindings
+from perfatlas.findings.model import Finding, Interval, Sources, interval_of, of_kind
 from perfatlas.findings.registry import finding_source
 from perfatlas.report.data import RunData
 from perfatlas.scenario.matrix import cell_verdict
@@ -91,3 +93,44 @@ def scenario_findings(data: RunData) -> list[Finding]:
     for scenario in data.scenarios:
         found += _matrix(scenario) if scenario["kind"] == "matrix" else _scenario(scenario)
     return found
+
+
+# -- read back: the matrix cells as the report's matrix table and the terminal's both show them ----
+def _cell_findings(found: RunFindings, matrix: dict) -> dict[tuple[int, int], Finding]:
+    """The matrix's scenario.interference findings by cell (row, column); findings stored
+    before they named their cell are in the row order _matrix writes them."""
+    n = len(matrix["classes"])
+    cells = [
+        f
+        for f in of_kind(found.findings, "scenario.interference")
+        if f.sources.scenarios == (matrix["id"],)
+    ]
+    return {
+        (f.details.get("row", k // n), f.details.get("column", k % n)): f
+        for k, f in enumerate(cells)
+    }
+
+
+def _cell(finding: Finding | None) -> str:
+    """A cell as its finding states it, '1.32 [1.20, 1.41] slower' ('-' without a finding)."""
+    if finding is None or finding.value is None:
+        return "-"
+    bounds = (
+        ""
+        if finding.interval is None
+        else (f" [{finding.interval.low:.2f}, {finding.interval.high:.2f}]")
+    )
+    return f"{finding.value:.2f}{bounds} {finding.verdict or ''}"
+
+
+def cell_rows(matrix: dict, found: RunFindings) -> list[list[str]]:
+    """A row per class: 'class (kernel)', then each cell as its finding states it."""
+    classes = matrix["classes"]
+    by_cell = _cell_findings(found, matrix)
+    return [
+        [
+            f"{row} ({matrix['kernels'][row]})",
+            *(_cell(by_cell.get((i, j))) for j in range(len(classes))),
+        ]
+        for i, row in enumerate(classes)
+    ]

@@ -8,13 +8,12 @@ import numpy as np
 from markupsafe import Markup
 
 from perfatlas.findings.compute import RunFindings, run_findings
-from perfatlas.findings.model import Finding
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Details, Facts, Figure, Note, Table
 from perfatlas.report.data import RunData
 from perfatlas.report.registry import section
 from perfatlas.scenario.accounting import job_cells
-from perfatlas.scenario.views import cell_text
+from perfatlas.scenario.findings_scenario import cell_rows
 from perfatlas.warning import records_from_json
 
 STATES = (("user", 1, "#1f77b4"), ("system", 2, "#d62728"), ("waiting", 3, "#ffbf00"))
@@ -199,30 +198,6 @@ def scenario_blocks(scenario: dict) -> list[Block]:
     return blocks
 
 
-def _cell_findings(found: RunFindings, matrix: dict) -> dict[tuple[int, int], Finding]:
-    """The matrix's scenario.interference findings by cell (row, column); findings stored
-    before they named their cell are in row order (perfatlas.scenario.findings_scenario)."""
-    n = len(matrix["classes"])
-    cells = [
-        f
-        for f in found.findings
-        if f.kind == "scenario.interference" and f.sources.scenarios == (matrix["id"],)
-    ]
-    return {
-        (f.details.get("row", k // n), f.details.get("column", k % n)): f
-        for k, f in enumerate(cells)
-    }
-
-
-def _cell(finding: Finding | None) -> str:
-    """A cell as its finding states it: slowdown [interval] verdict."""
-    if finding is None or finding.value is None:
-        return "-"
-    interval = finding.interval
-    bounds = None if interval is None else [interval.low, interval.high]
-    return cell_text(finding.value, bounds, finding.verdict or "")
-
-
 def matrix_blocks(matrix: dict, found: RunFindings) -> list[Block]:
     classes = matrix["classes"]
     labels = [f"{c} ({matrix['kernels'][c]})" for c in classes]
@@ -246,15 +221,11 @@ def matrix_blocks(matrix: dict, found: RunFindings) -> list[Block]:
         if "rounds" in matrix
         else "one measurement per cell."
     )
-    by_cell = _cell_findings(found, matrix)
     cells = (
         [
             Table(
                 ["class (kernel)", *classes],
-                [
-                    [label, *(_cell(by_cell.get((i, j))) for j in range(len(classes)))]
-                    for i, label in enumerate(labels)
-                ],
+                cell_rows(matrix, found),
                 caption="Slowdown [95 % CI] and verdict of every cell, as the run's "
                 "scenario.interference findings state them.",
             )

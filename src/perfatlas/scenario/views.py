@@ -1,14 +1,19 @@
 """What `perfatlas scenario run` and `scenario matrix` print: the jobs table, the PARbench
-summary, the accounting warnings; the matrix of slowdowns."""
+summary, the accounting warnings; the matrix of slowdowns, as the run's findings state them."""
 
 from __future__ import annotations
 
 import sys
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from perfatlas.findings.compute import run_findings
+from perfatlas.report.data import RunData
 from perfatlas.scenario.accounting import job_cells
+from perfatlas.scenario.findings_scenario import cell_rows
+from perfatlas.store import Store
 from perfatlas.warning import records_from_json
 
 console = Console(width=None if sys.stdout.isatty() else 170)  # piped: no 80-column squeeze
@@ -59,38 +64,25 @@ def print_scenario(name: str, document: dict, rows: list[dict]) -> None:
         console.print(f"[yellow]warning:[/] {warning.text}", highlight=False)
 
 
-def matrix_cell(document: dict, i: int, j: int) -> str:
-    """A cell's slowdown with its interval and verdict (documents from before intervals: the
-    slowdown alone)."""
-    value = document["slowdown"][i][j]
-    if "slowdown_ci" not in document:
-        return f"{value:.2f}"
-    return cell_text(value, document["slowdown_ci"][i][j], document["verdicts"][i][j])
-
-
-def cell_text(slowdown: float, interval: list[float] | None, verdict: str) -> str:
-    """'1.32 [1.20, 1.41] slower': a cell as the terminal and the report write it."""
-    bounds = f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else ""
-    return f"{slowdown:.2f}{bounds} {verdict}"
-
-
-def print_matrix(document: dict) -> None:
-    classes = document["classes"]
-    rounds = f", {document['rounds']} interleaved rounds" if "rounds" in document else ""
-    table = Table(
-        title="interference matrix: slowdown of the row's kernel when co-run with the column's "
-        f"[95 % CI] ({document['bytes'] / 1e6:.4g} MB working sets, CPUs {document['cpu_list']}"
-        f"{rounds})"
-    )
-    table.add_column("class (kernel)")
-    for column in classes:
-        table.add_column(column, justify="right")
-    for i, row_class in enumerate(classes):
-        kernel = document["kernels"][row_class]
-        cells = [matrix_cell(document, i, j) for j in range(len(classes))]
-        table.add_row(f"{row_class} ({kernel})", *cells)
-    console.print(table)
-    if "slowdown_ci" in document:
-        console.print(
-            "a cell whose interval contains 1 is no measurable interference", highlight=False
+def print_matrix(store: Store, run_id: int) -> None:
+    """The run's interference matrices, each cell as the run's scenario.interference findings
+    state it (the report's matrix table writes the same cells)."""
+    data = RunData.load(store, run_id)
+    found = run_findings(data)
+    for matrix in (s for s in data.scenarios if s["kind"] == "matrix"):
+        rounds = f", {matrix['rounds']} interleaved rounds" if "rounds" in matrix else ""
+        table = Table(
+            title="interference matrix: slowdown of the row's kernel when co-run with the "
+            f"column's [95 % CI] ({matrix['bytes'] / 1e6:.4g} MB working sets, CPUs "
+            f"{matrix['cpu_list']}{rounds}), as the run's findings state them"
         )
+        table.add_column("class (kernel)")
+        for column in matrix["classes"]:
+            table.add_column(column, justify="right")
+        for row in cell_rows(matrix, found):
+            table.add_row(*(escape(cell) for cell in row))
+        console.print(table)
+        if "slowdown_ci" in matrix:
+            console.print(
+                "a cell whose interval contains 1 is no measurable interference", highlight=False
+            )
