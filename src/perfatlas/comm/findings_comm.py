@@ -1,7 +1,7 @@
 """Findings of the communication analyses: ping-pong latency and peak bandwidth, anomalous ranks,
 pairs and senders, suspect hosts (their link), and how collectives grow with the process count
-(perfatlas.comm.analysis, perfatlas.comm.series); and the anomaly findings read back as rows and
-sentences, which the report's patterns section and the terminal's anomaly table both show."""
+(perfatlas.comm.analysis, perfatlas.comm.series); and the anomaly and growth findings read back as
+rows and sentences, which the report's sections and the terminal's tables both show."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from perfatlas.comm.analysis import (
     Figure,
     find_anomalies,
 )
-from perfatlas.comm.series import collective_lines, pingpong_figures
+from perfatlas.comm.series import CollectiveLine, collective_lines, pingpong_figures
+from perfatlas.findings.compute import RunFindings
 from perfatlas.findings.model import (
     MEDIAN_CI,
     Finding,
@@ -279,3 +280,10 @@ def not_judged_sentence(unjudged: list[Finding]) -> str:
     """The comm.not_judged findings: the groups too small for the rule."""
     said = "; ".join(f"{f.subject}, {int(f.value or 0)} figure(s): {f.verdict}" for f in unjudged)
     return f"{said}."
+
+
+def growth_verdict(found: RunFindings, line: CollectiveLine) -> str:
+    """A collective's growth with P as its comm.collective_growth finding states it ('-' where
+    the run has none): the report's growth table and the terminal's collectives table."""
+    finding = found.of_sources("comm.collective_growth").get(from_results(*line.results).results)
+    return "-" if finding is None or not finding.verdict else finding.verdict

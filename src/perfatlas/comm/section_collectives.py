@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from perfatlas.comm.analysis import FLAT_RATIO, GROWTH_MIN_SPAN, GROWTH_WIN_FACTOR
+from perfatlas.comm.findings_comm import growth_verdict
 from perfatlas.comm.series import (
     COLLECTIVES,
     CollectiveLine,
@@ -12,6 +13,7 @@ from perfatlas.comm.series import (
     per_rank_medians,
     placement_details,
 )
+from perfatlas.findings.compute import RunFindings, run_findings
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Figure, Table
 from perfatlas.report.common import few_samples_note, number, value_with_ci
@@ -128,7 +130,9 @@ def _rows(lines: list[CollectiveLine]) -> list[list[str]]:
     return rows
 
 
-def _growth_rows(lines: list[CollectiveLine]) -> list[list[str]]:
+def _growth_rows(lines: list[CollectiveLine], found: RunFindings) -> list[list[str]]:
+    """A row per line: its span of P, the growth verdict as the run's findings state it, and the
+    two fits drawn in the figure."""
     rows = []
     for line in lines:
         g = line.growth
@@ -139,7 +143,7 @@ def _growth_rows(lines: list[CollectiveLine]) -> list[list[str]]:
             else "-"
         )
         span = f"{int(line.processes.min())}..{int(line.processes.max())}"
-        rows.append([line.label, span, g.verdict, g.reason, fits])
+        rows.append([line.label, span, growth_verdict(found, line), fits])
     return rows
 
 
@@ -179,8 +183,8 @@ def collectives_section(data: RunData) -> list[Block]:
         )
     blocks.append(
         Table(
-            ["collective", "P", "verdict", "why", "fits"],
-            _growth_rows(lines),
+            ["collective", "P", "verdict: why", "fits"],
+            _growth_rows(lines, run_findings(data)),
             caption="Growth with the process count.",
         )
     )

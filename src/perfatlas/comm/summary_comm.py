@@ -1,6 +1,6 @@
 """The communication part of the terminal summary: small-message latency, peak bandwidth,
-collectives vs process count with their growth, RMA latencies, and the anomalies as the run's
-findings state them."""
+collectives vs process count with their growth, RMA latencies, and the anomalies: the growth and
+the anomalies as the run's findings state them."""
 
 from __future__ import annotations
 
@@ -65,8 +65,9 @@ def collectives_table(data: RunData) -> Table | None:
         "MPI collectives (smallest vector): median latency per call vs processes P",
         "collective",
         "P: latency",
-        "growth (the report says why)",
+        "growth, as found",
     )
+    found = run_findings(data)
     smallest = {}
     for line in lines:
         smallest[line.benchmark] = min(smallest.get(line.benchmark, line.bytes), line.bytes)
@@ -74,8 +75,7 @@ def collectives_table(data: RunData) -> Table | None:
         cells = ", ".join(
             f"{r.params['processes']}: {number(r.median * 1e-3)} µs" for r in line.results
         )
-        g = line.growth
-        table.add_row(line.label, cells, g.verdict)
+        table.add_row(line.label, cells, escape(stated.growth_verdict(found, line)))
     return table
 
 

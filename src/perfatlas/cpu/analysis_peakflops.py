@@ -44,7 +44,12 @@ class PeakRow:
         how many such operations the core completed per nominal cycle (its FMA pipes x the
         clock's ratio to nominal: 2.0 on two pipes at the nominal clock)."""
         per_cycle = self.flop_per_cycle
-        return None if per_cycle is None else per_cycle / (2 * self.lanes)
+        return None if per_cycle is None else vector_operations(per_cycle, self.lanes)
+
+
+def vector_operations(flop_per_cycle: float, lanes: int) -> float:
+    """Full-width FMAs (or mul+add pairs) per cycle: flop per cycle over their 2 x lanes flops."""
+    return flop_per_cycle / (2 * lanes)
 
 
 TSC_SOURCE = (

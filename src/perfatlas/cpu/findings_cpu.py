@@ -1,6 +1,7 @@
 """Findings of the cores' analyses: the peak floating-point rate per precision, ISA and thread
 count, and the core-to-core latency levels with the hwloc objects they match
-(perfatlas.cpu.analysis_peakflops, perfatlas.cpu.analysis_core_to_core)."""
+(perfatlas.cpu.analysis_peakflops, perfatlas.cpu.analysis_core_to_core); and both read back as
+the report's sections and the terminal's tables show them."""
 
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ import numpy as np
 
 from perfatlas.cpu.analysis_core_to_core import BENCHMARK as CORE_TO_CORE
 from perfatlas.cpu.analysis_core_to_core import LEVEL_GAP, core_matrix, groups_found
-from perfatlas.cpu.analysis_peakflops import peak_rows
-from perfatlas.findings.model import MEDIAN_CI, Finding, from_results, median_of
+from perfatlas.cpu.analysis_peakflops import PeakRow, peak_rows, vector_operations
+from perfatlas.findings.compute import RunFindings
+from perfatlas.findings.model import MEDIAN_CI, Finding, from_results, median_of, of_kind
 from perfatlas.findings.registry import finding_source
+from perfatlas.findings.render import figure_text
+from perfatlas.report.common import number
 from perfatlas.report.data import RunData
+from perfatlas.store import Result
 
 
 @finding_source("peakflops", 36)
@@ -66,7 +71,55 @@ def core_to_core_findings(data: RunData) -> list[Finding]:
                 if level.matches
                 else f"{level.name}: {100 * level.agreement:.0f} % of pairs agree",
                 severity="info" if level.matches else "notice",
-                details={"low_ns": level.low_ns, "high_ns": level.high_ns, "pairs": level.pairs},
+                details={
+                    "low_ns": level.low_ns,
+                    "high_ns": level.high_ns,
+                    "pairs": level.pairs,
+                    "groups": level.shape(),  # placed in the level tables
+                },
             )
         )
     return found
+
+
+# -- read back: the peaks and the core-to-core levels as the report's and the terminal's tables
+# show them -------------------------------------------------------------------------------------
+def peak_cells(found: RunFindings, row: PeakRow, counts: list[int], dim: bool) -> list[str]:
+    """A peak row's cells as its cpu.peakflops findings state them: Gflop/s [95 % CI] per thread
+    count of `counts`, then one core's flop per nominal cycle and full-width vector operations per
+    cycle (from its 1-thread finding); `dim`: intervals in rich's dim markup."""
+    by_result = found.of_results("cpu.peakflops")
+
+    def of(result: Result | None) -> Finding | None:
+        return None if result is None else by_result.get(result.id)
+
+    cells = [figure_text(of(row.by_threads.get(t)), number, dim) for t in counts]
+    return cells + _per_core(of(row.single_thread))
+
+
+def _per_core(one_thread: Finding | None) -> list[str]:
+    if one_thread is None:
+        return ["-", "-"]
+    per_cycle, lanes = one_thread.details.get("flop_per_cycle"), one_thread.details.get("lanes")
+    if per_cycle is None or not lanes:
+        return ["no nominal clock", "-"]
+    return [number(per_cycle), number(vector_operations(per_cycle, lanes))]
+
+
+LEVEL_HEADER = ("level", "pair medians", "pairs", "groups found", "against hwloc")
+
+
+def level_rows(found: RunFindings) -> list[list[str]]:
+    """A row (LEVEL_HEADER) per cpu.core_to_core_level finding, in its order, as it states the
+    level: its range of pair medians, its pairs and groups, and its verdict against hwloc."""
+    rows = []
+    for k, f in enumerate(of_kind(found.findings, "cpu.core_to_core_level")):
+        d = f.details
+        span = (
+            f"{number(d['low_ns'])} .. {number(d['high_ns'])} ns"
+            if d.get("low_ns") is not None and d.get("high_ns") is not None
+            else "-"
+        )
+        pairs = "-" if d.get("pairs") is None else str(d["pairs"])
+        rows.append([str(k + 1), span, pairs, str(d.get("groups") or "-"), f.verdict or "-"])
+    return rows

@@ -1,5 +1,5 @@
 """Core-to-core latency: the matrix as a heatmap with the groups found outlined, and the table of
-latency levels checked against hwloc's objects."""
+latency levels checked against hwloc's objects, as the run's findings state them."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from perfatlas.cpu.analysis_core_to_core import (
     display_order,
     groups_found,
 )
+from perfatlas.cpu.findings_cpu import LEVEL_HEADER, level_rows
+from perfatlas.findings.compute import run_findings
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Figure, Note, Table
 from perfatlas.report.common import few_samples_note, number
@@ -60,22 +62,6 @@ def _figure(matrix: CoreMatrix, levels: list[Level], order: list[int]) -> str:
             ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.09), frameon=False)
         fig.tight_layout()
         return plots.to_svg(fig)
-
-
-def level_rows(levels: list[Level]) -> list[list[str]]:
-    """level, latency range, pairs, groups found, hwloc object(s), match: the report's and the
-    terminal's table."""
-    return [
-        [
-            str(k + 1),
-            f"{number(level.low_ns)} .. {number(level.high_ns)} ns",
-            str(level.pairs),
-            level.shape(),
-            level.name,
-            "yes" if level.matches else f"no ({100 * level.agreement:.0f} % of pairs agree)",
-        ]
-        for k, level in enumerate(levels)
-    ]
 
 
 def _pair_rows(matrix: CoreMatrix) -> list[list[str]]:
@@ -126,8 +112,8 @@ def core_to_core_section(data: RunData) -> list[Block]:
     blocks += [
         Figure(_figure(matrix, levels, order), caption),
         Table(
-            ["level", "pair medians", "pairs", "groups found", "hwloc object(s)", "matches hwloc"],
-            level_rows(levels),
+            list(LEVEL_HEADER),
+            level_rows(run_findings(data)),
             caption="Levels: the pair medians sorted and split where one exceeds the last by "
             "25 %; groups: CPUs joined by pairs at or below the level (single linkage); matched "
             "against the PUs that share an hwloc core, L2, L3, die, NUMA node, package or the "

@@ -12,11 +12,14 @@ from perfatlas.cpu.analysis_peakflops import (
     thread_counts,
     unmeasured_kernels,
 )
-from perfatlas.cpu.summary_peakflops import GFLOP, gflops, per_core
+from perfatlas.cpu.findings_cpu import peak_cells
+from perfatlas.findings.compute import run_findings
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Figure, Note, Table
 from perfatlas.report.data import Curve, RunData
 from perfatlas.report.registry import section
+
+GFLOP = 1e9  # flop/s per Gflop/s
 
 
 def _figure(rows: list[PeakRow]) -> str:
@@ -63,6 +66,7 @@ def peakflops_section(data: RunData) -> list[Block]:
             )
         )
         clock = rows[0].nominal_clock_source
+        found = run_findings(data)
         blocks.append(
             Table(
                 [
@@ -80,8 +84,7 @@ def peakflops_section(data: RunData) -> list[Block]:
                         row.isa,
                         row.operations,
                         str(row.lanes),
-                        *[gflops(row.by_threads.get(t), markup=False) for t in counts],
-                        *per_core(row),
+                        *peak_cells(found, row, counts, dim=False),
                     ]
                     for row in rows
                 ],

@@ -1,12 +1,14 @@
 """The core-to-core table of the terminal summary: the latency levels, their groups, and
-whether hwloc's objects explain them."""
+whether hwloc's objects explain them, as the run's findings state them."""
 
 from __future__ import annotations
 
+from rich.markup import escape
 from rich.table import Table
 
-from perfatlas.cpu.analysis_core_to_core import core_matrix, groups_found
-from perfatlas.cpu.section_core_to_core import level_rows
+from perfatlas.cpu.analysis_core_to_core import core_matrix
+from perfatlas.cpu.findings_cpu import LEVEL_HEADER, level_rows
+from perfatlas.findings.compute import run_findings
 from perfatlas.report.data import RunData
 from perfatlas.summary_tables import summary_table
 from perfatlas.views import titled_table
@@ -20,14 +22,9 @@ def core_to_core_table(data: RunData) -> Table | None:
     n = len(matrix.cpus)
     table = titled_table(
         f"core-to-core latency, one-way ({len(matrix.pairs)} pair(s) of {n} CPUs)",
-        "level",
-        "pair medians",
-        "pairs",
-        "groups found",
-        "hwloc",
-        "matches",
+        *LEVEL_HEADER,
         right=(1, 2),
     )
-    for row in level_rows(groups_found(matrix, data.run["topology"])):
-        table.add_row(*row)
+    for row in level_rows(run_findings(data)):
+        table.add_row(*(escape(cell) for cell in row))
     return table

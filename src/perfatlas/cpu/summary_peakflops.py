@@ -1,34 +1,16 @@
-"""The peak-flops part of the terminal summary: flop/s per precision, ISA and thread count."""
+"""The peak-flops part of the terminal summary: flop/s per precision, ISA and thread count, as
+the run's cpu.peakflops findings state them."""
 
 from __future__ import annotations
 
 from rich.table import Table
 
-from perfatlas.cpu.analysis_peakflops import BENCHMARK, PeakRow, peak_rows, thread_counts
-from perfatlas.report.common import number
+from perfatlas.cpu.analysis_peakflops import BENCHMARK, peak_rows, thread_counts
+from perfatlas.cpu.findings_cpu import peak_cells
+from perfatlas.findings.compute import run_findings
 from perfatlas.report.data import RunData
-from perfatlas.store import Result
 from perfatlas.summary_tables import summary_table
 from perfatlas.views import titled_table
-
-GFLOP = 1e9
-
-
-def gflops(result: Result | None, markup: bool = True) -> str:
-    """A median in Gflop/s with its 95 % CI, or '-'."""
-    if result is None or result.median is None:
-        return "-"
-    m, lo, hi = (number(v / GFLOP) for v in (result.median, result.ci_lo, result.ci_hi))
-    return f"{m} [dim][{lo}, {hi}][/]" if markup else f"{m} [{lo}, {hi}]"
-
-
-def per_core(row: PeakRow) -> tuple[str, str]:
-    """(flop per nominal cycle of one core, full-width vector operations per cycle), or why not."""
-    if row.single_thread is None:
-        return "-", "-"
-    if row.flop_per_cycle is None:
-        return "no nominal clock", "-"
-    return number(row.flop_per_cycle), number(row.vector_units or 0.0)
 
 
 @summary_table("peakflops", 37, (BENCHMARK,))
@@ -37,6 +19,7 @@ def peakflops_table(data: RunData) -> Table | None:
     if not rows:
         return None
     counts = thread_counts(rows)
+    found = run_findings(data)
     table = titled_table(
         "peak floating-point rate, Gflop/s (10^9 flop/s) [95 % CI]",
         "precision",
@@ -54,7 +37,6 @@ def peakflops_table(data: RunData) -> Table | None:
             row.isa,
             row.operations,
             str(row.lanes),
-            *[gflops(row.by_threads.get(t)) for t in counts],
-            *per_core(row),
+            *peak_cells(found, row, counts, dim=True),
         )
     return table

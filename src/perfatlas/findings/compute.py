@@ -42,6 +42,11 @@ class RunFindings:
             f.sources.results[0]: f for f in self.findings if f.kind == kind and f.sources.results
         }
 
+    def of_sources(self, kind: str) -> dict[tuple[int, ...], Finding]:
+        """The findings of one kind by all the results they come from (a contention ratio by its
+        alone and loaded results, as from_results orders them)."""
+        return {f.sources.results: f for f in self.findings if f.kind == kind}
+
     def document(self) -> dict:
         """The perfatlas.findings/1 document (findings.schema.json)."""
         return {

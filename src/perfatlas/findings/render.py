@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 
 from rich.markup import escape
 from rich.table import Table
@@ -40,6 +41,18 @@ def value_text(f: Finding) -> str:
     if f.interval is not None:
         text += f" [{number(f.interval.low, 4)}, {number(f.interval.high, 4)}]"
     return text
+
+
+def figure_text(f: Finding | None, form: Callable[[float], str] = number, dim: bool = False) -> str:
+    """A finding's value and interval as a table cell, each bound written by `form`:
+    '1.234 [1.100, 1.300]'; '-' without the finding or its value; `dim`: the interval in rich's
+    dim markup (the terminal's tables)."""
+    if f is None or f.value is None:
+        return "-"
+    if f.interval is None:
+        return form(f.value)
+    bounds = f"[{form(f.interval.low)}, {form(f.interval.high)}]"
+    return f"{form(f.value)} " + (f"[dim]{bounds}[/]" if dim else bounds)
 
 
 def findings_table(found: RunFindings, kinds: tuple[str, ...] = ()) -> Table:

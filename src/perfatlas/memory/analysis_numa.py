@@ -12,6 +12,7 @@ Definitions, used by the report and the terminal summary:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -119,22 +120,31 @@ def numa_matrices(results: list[Result]) -> list[NumaMatrix]:
     return sorted(groups.values(), key=lambda m: list(METRICS).index(m.metric))
 
 
-def summary_line(matrices: list[NumaMatrix]) -> str | None:
-    """One line for the terminal: local figures and the worst remote penalty of each metric."""
+def worst_text(matrix: NumaMatrix) -> str | None:
+    """The matrix's worst remote penalty as this analysis finds it, for summary_line."""
+    worst = matrix.worst()
+    if worst is None:
+        return None
+    f = worst.factor
+    return (
+        f"worst remote {f.median:.2f}x [{f.ci_lo:.2f}, {f.ci_hi:.2f}] "
+        f"(cpu node {worst.cpu_node} -> memory node {worst.mem_node})"
+    )
+
+
+def summary_line(
+    matrices: list[NumaMatrix], worst: Callable[[NumaMatrix], str | None] = worst_text
+) -> str | None:
+    """One line for the terminal: local figures and the worst remote penalty of each metric, as
+    `worst` states it (the terminal passes the run's findings' word)."""
     parts = []
     for matrix in matrices:
         local = matrix.local_median()
         if local is None:
             continue
         text = f"{METRICS[matrix.metric]} local {format_value(local, matrix.unit)}"
-        worst = matrix.worst()
-        if worst is not None:
-            f = worst.factor
-            text += (
-                f", worst remote {f.median:.2f}x [{f.ci_lo:.2f}, {f.ci_hi:.2f}] "
-                f"(cpu node {worst.cpu_node} -> memory node {worst.mem_node})"
-            )
-        parts.append(text)
+        said = worst(matrix)
+        parts.append(f"{text}, {said}" if said else text)
     if not parts:
         return None
     shape = max(matrices, key=lambda m: len(m.cells))

@@ -1,22 +1,28 @@
 """Findings of the memory analyses: the levels of the latency curve, peak bandwidths, contention,
-the NUMA penalties and loaded latency (perfatlas.memory.series and its analyses)."""
+the NUMA penalties and loaded latency (perfatlas.memory.series and its analyses); and the
+contention, NUMA and loaded-latency findings read back for the report's sections and the
+terminal's tables, so that both state the run's findings."""
 
 from __future__ import annotations
 
+from perfatlas.findings.compute import RunFindings
 from perfatlas.findings.model import (
     MEDIAN_CI,
     RATIO_CI,
     Finding,
+    Sources,
     from_results,
     interval_of,
     median_of,
     ratio_of,
 )
 from perfatlas.findings.registry import finding_source
+from perfatlas.findings.render import figure_text
 from perfatlas.memory.analysis_levels import compare_with_hwloc
-from perfatlas.memory.analysis_loaded_latency import SATURATION_RATIO, loaded_curves
-from perfatlas.memory.analysis_numa import METRICS, numa_matrices
+from perfatlas.memory.analysis_loaded_latency import SATURATION_RATIO, LoadedCurve, loaded_curves
+from perfatlas.memory.analysis_numa import METRICS, NumaMatrix, Penalty, numa_matrices
 from perfatlas.memory.series import (
+    ContentionRatio,
     bandwidth_peaks,
     bandwidth_series,
     contention_ratios,
@@ -118,6 +124,10 @@ def bandwidth_findings(data: RunData) -> list[Finding]:
     return found
 
 
+def _contention_sources(c: ContentionRatio) -> Sources:
+    return from_results(c.alone, c.loaded)
+
+
 @finding_source("memory contention", 12)
 def contention_findings(data: RunData) -> list[Finding]:
     found = []
@@ -131,7 +141,7 @@ def contention_findings(data: RunData) -> list[Finding]:
                 value=value,
                 unit="ratio loaded / alone",
                 method=RATIO_CI,
-                sources=from_results(c.alone, c.loaded),
+                sources=_contention_sources(c),
                 verdict="no measurable contention"
                 if contains_one
                 else f"{c.slowdown:.2f}x {'slower' if c.slowdown > 1 else 'faster'} with the load",
@@ -140,6 +150,12 @@ def contention_findings(data: RunData) -> list[Finding]:
             )
         )
     return found
+
+
+def _penalty_sources(matrix: NumaMatrix, p: Penalty) -> Sources:
+    return from_results(
+        matrix.cells[(p.cpu_node, p.mem_node)], matrix.cells[(p.cpu_node, p.reference)]
+    )
 
 
 @finding_source("numa", 13)
@@ -156,14 +172,17 @@ def numa_findings(data: RunData) -> list[Finding]:
                     value=value,
                     unit="x worse than local",
                     method=RATIO_CI,
-                    sources=from_results(
-                        matrix.cells[(p.cpu_node, p.mem_node)],
-                        matrix.cells[(p.cpu_node, p.reference)],
-                    ),
+                    sources=_penalty_sources(matrix, p),
+                    details={"cpu_node": p.cpu_node, "mem_node": p.mem_node},
                     **interval,
                 )
             )
     return found
+
+
+def _loaded_sources(c: LoadedCurve) -> Sources:
+    peak = c.peak
+    return from_results(peak.latency, peak.idle, peak.bandwidth)
 
 
 @finding_source("loaded latency", 14)
@@ -184,7 +203,7 @@ def loaded_latency_findings(data: RunData) -> list[Finding]:
                 value=value,
                 unit="ratio loaded / idle",
                 method=f"at the highest injected bandwidth measured; {RATIO_CI}",
-                sources=from_results(peak.latency, peak.idle, peak.bandwidth),
+                sources=_loaded_sources(c),
                 verdict=where,
                 severity="notice" if saturated else "info",
                 details={
@@ -197,3 +216,53 @@ def loaded_latency_findings(data: RunData) -> list[Finding]:
             )
         )
     return found
+
+
+# -- read back: each figure's finding, found by the results it comes from (the sources written
+# above), for the report's sections and the terminal's tables ------------------------------------
+def contention_of(found: RunFindings, c: ContentionRatio) -> Finding | None:
+    """The memory.contention finding of a loaded / alone pair (None: the run has none)."""
+    return found.of_sources("memory.contention").get(_contention_sources(c).results)
+
+
+def penalty_of(found: RunFindings, matrix: NumaMatrix, p: Penalty) -> Finding | None:
+    """The memory.numa_penalty finding of a remote cell against its local one."""
+    return found.of_sources("memory.numa_penalty").get(_penalty_sources(matrix, p).results)
+
+
+def worst_penalty(found: RunFindings, matrix: NumaMatrix) -> Finding | None:
+    """The matrix's largest penalty as its findings state it (None: no remote cell found)."""
+    penalties = [penalty_of(found, matrix, p) for p in matrix.penalties()]
+    stated = [f for f in penalties if f is not None and f.value is not None]
+    return max(stated, key=lambda f: f.value or 0.0, default=None)
+
+
+def loaded_latency_of(found: RunFindings, c: LoadedCurve) -> Finding | None:
+    """The memory.loaded_latency finding of a mix's curve."""
+    return found.of_sources("memory.loaded_latency").get(_loaded_sources(c).results)
+
+
+def worst_penalty_text(found: RunFindings, matrix: NumaMatrix) -> str | None:
+    """'worst remote 1.50x [1.40x, 1.60x] (cpu node 0 -> memory node 1)', the terminal's NUMA
+    line from the run's memory.numa_penalty findings."""
+    worst = worst_penalty(found, matrix)
+    if worst is None:
+        return None
+    d = worst.details
+    where = (
+        f"cpu node {d['cpu_node']} -> memory node {d['mem_node']}"
+        if "cpu_node" in d  # stored before findings carried the nodes: the subject names them
+        else worst.subject
+    )
+    return f"worst remote {figure_text(worst, lambda v: f'{v:.2f}x')} ({where})"
+
+
+def ratio_text(finding: Finding | None, dim: bool = False) -> str:
+    """A ratio finding's value and interval to 3 decimals: contention, NUMA penalty cells."""
+    return figure_text(finding, lambda v: f"{v:.3f}", dim)
+
+
+def saturation_text(found: RunFindings, c: LoadedCurve) -> str:
+    """Where a mix's latency doubled, as its memory.loaded_latency finding says ('-': none)."""
+    finding = loaded_latency_of(found, c)
+    return "-" if finding is None else finding.verdict or "-"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from perfatlas.findings.compute import RunFindings, run_findings
+from perfatlas.memory.findings_memory import contention_of, ratio_text
 from perfatlas.memory.series import ContentionRatio, contention_ratios
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Figure, Table
@@ -52,25 +54,24 @@ def _figure(ratios: list[ContentionRatio]) -> str:
         return plots.to_svg(fig)
 
 
-def _verdict(c: ContentionRatio) -> str:
-    if c.ratio.ci_lo <= 1.0 <= c.ratio.ci_hi:
-        return "no significant change"
-    return f"{c.slowdown:.2f}x slower" if c.slowdown > 1 else f"{1 / c.slowdown:.2f}x faster"
-
-
-def _rows(ratios: list[ContentionRatio]) -> list[list[str]]:
-    return [
-        [
-            c.measure,
-            format_size(c.bytes),
-            c.load,
-            format_value(c.alone.median, c.alone.unit),
-            format_value(c.loaded.median, c.loaded.unit),
-            f"{c.ratio.median:.3f} [{c.ratio.ci_lo:.3f}, {c.ratio.ci_hi:.3f}]",
-            _verdict(c),
-        ]
-        for c in ratios
-    ]
+def _rows(ratios: list[ContentionRatio], found: RunFindings) -> list[list[str]]:
+    """A row per pair: the medians alone and loaded, and the ratio and its verdict as the run's
+    memory.contention findings state them."""
+    rows = []
+    for c in ratios:
+        finding = contention_of(found, c)
+        rows.append(
+            [
+                c.measure,
+                format_size(c.bytes),
+                c.load,
+                format_value(c.alone.median, c.alone.unit),
+                format_value(c.loaded.median, c.loaded.unit),
+                ratio_text(finding),
+                "-" if finding is None else finding.verdict or "-",
+            ]
+        )
+    return rows
 
 
 @section("contention", "Memory contention", order=32)
@@ -101,7 +102,7 @@ def contention_section(data: RunData) -> list[Block]:
                 "loaded / alone [95 % CI]",
                 "verdict",
             ],
-            _rows(ratios),
+            _rows(ratios, run_findings(data)),
             numeric=(1, 3, 4, 5),
         ),
         context_table([context]),

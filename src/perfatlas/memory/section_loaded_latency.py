@@ -1,16 +1,19 @@
 """Loaded latency: one core's dependent-load latency against the bandwidth the other cores
-inject, per read/write mix, with the idle latency and the saturation point."""
+inject, per read/write mix, with the idle latency and the saturation point (as the run's
+memory.loaded_latency findings state it)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from perfatlas.findings.compute import run_findings
 from perfatlas.memory.analysis_loaded_latency import (
     BENCHMARK,
     SATURATION_RATIO,
     LoadedCurve,
     loaded_curves,
 )
+from perfatlas.memory.findings_memory import saturation_text
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Figure, Table
 from perfatlas.report.common import context_table, few_samples_note
@@ -53,16 +56,6 @@ def _figure(curves: list[LoadedCurve]) -> str:
         return plots.to_svg(fig)
 
 
-def _saturation_text(c: LoadedCurve) -> str:
-    s = c.saturation
-    if s is None:
-        return (
-            f"not reached: at most {c.peak.slowdown.median:.2f}x idle at "
-            f"{format_value(c.peak.bandwidth.median, 'byte/s')}"
-        )
-    return f"{format_value(s.bandwidth.median, 'byte/s')} (delay {s.delay_ns} ns)"
-
-
 def _rows(curves: list[LoadedCurve]) -> list[list[str]]:
     rows = []
     for c in curves:
@@ -87,6 +80,7 @@ def loaded_latency_section(data: RunData) -> list[Block]:
         return []
     results = data.measured(BENCHMARK)
     note = few_samples_note(results)
+    found = run_findings(data)
     return [
         *([note] if note else []),
         Figure(
@@ -98,12 +92,12 @@ def loaded_latency_section(data: RunData) -> list[Block]:
             f"samples interleaved with the loaded ones); dashed: {SATURATION_RATIO:g}x idle.",
         ),
         Table(
-            ["mix", "idle latency [95 % CI]", "saturates at"],
+            ["mix", "idle latency [95 % CI]", "saturation (as found)"],
             [
                 [
                     c.label,
                     f"{format_value(c.idle.median, 'ns')} [{c.idle.ci_lo:.4g}, {c.idle.ci_hi:.4g}]",
-                    _saturation_text(c),
+                    saturation_text(found, c),
                 ]
                 for c in curves
             ],

@@ -1,10 +1,13 @@
-"""The NUMA matrix: latency and read bandwidth from every CPU node to every memory node."""
+"""The NUMA matrix: latency and read bandwidth from every CPU node to every memory node, each
+remote cell's penalty as the run's findings state it."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from perfatlas.findings.compute import RunFindings, run_findings
 from perfatlas.memory.analysis_numa import METRICS, NumaMatrix, numa_matrices
+from perfatlas.memory.findings_memory import penalty_of, ratio_text
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Figure, Table
 from perfatlas.report.common import few_samples_note, value_with_ci
@@ -39,7 +42,8 @@ def _figure(matrices: list[NumaMatrix]) -> str:
         return plots.to_svg(fig)
 
 
-def _rows(matrices: list[NumaMatrix]) -> list[list[str]]:
+def _rows(matrices: list[NumaMatrix], found: RunFindings) -> list[list[str]]:
+    """A row per cell: its median, and its penalty as the run's findings state it."""
     rows = []
     for matrix in matrices:
         penalty = {(p.cpu_node, p.mem_node): p for p in matrix.penalties()}
@@ -52,11 +56,7 @@ def _rows(matrices: list[NumaMatrix]) -> list[list[str]]:
                     str(m),
                     str(matrix.distances.get((c, m), "?")),
                     value_with_ci(r),
-                    (
-                        f"{p.factor.median:.3f} [{p.factor.ci_lo:.3f}, {p.factor.ci_hi:.3f}]"
-                        if p
-                        else "reference"
-                    ),
+                    ratio_text(penalty_of(found, matrix, p)) if p else "reference",
                     pages_text(r.document.get("placement") or {}),
                 ]
             )
@@ -94,7 +94,7 @@ def numa_matrix_section(data: RunData) -> list[Block]:
                 "penalty vs local [95 % CI]",
                 "pages (read back)",
             ],
-            _rows(matrices),
+            _rows(matrices, run_findings(data)),
             caption="Penalty: remote / local latency, local / remote bandwidth (> 1 is worse), "
             "ratio of medians with a percentile-bootstrap 95 % CI; the reference is the row's own "
             "node (a CPU-only node: its nearest by distance). Distance: the kernel's SLIT entry.",

@@ -1,11 +1,15 @@
 """The loaded-latency part of the terminal summary: per mix, the idle latency, the heaviest
-injection measured and where the latency doubled."""
+injection measured, and the latency's ratio there and where it doubled as the run's findings
+state them."""
 
 from __future__ import annotations
 
 from rich.table import Table
 
-from perfatlas.memory.analysis_loaded_latency import BENCHMARK, SATURATION_RATIO, loaded_curves
+from perfatlas.findings.compute import run_findings
+from perfatlas.findings.render import figure_text
+from perfatlas.memory.analysis_loaded_latency import BENCHMARK, loaded_curves
+from perfatlas.memory.findings_memory import loaded_latency_of, saturation_text
 from perfatlas.report.common import number
 from perfatlas.report.data import RunData
 from perfatlas.summary_tables import summary_table
@@ -26,19 +30,20 @@ def loaded_latency_table(data: RunData) -> Table | None:
         "peak injected (GB/s)",
         "latency there (ns)",
         "loaded / idle",
-        f"{SATURATION_RATIO:g}x idle at (GB/s)",
-        right=(1, 2, 3, 4, 5),
+        "saturation",
+        right=(1, 2, 3, 4),
     )
+    found = run_findings(data)
     for c in curves:
-        peak, s = c.peak, c.saturation
+        peak = c.peak
+        ratio = figure_text(loaded_latency_of(found, c), lambda v: f"{v:.2f}", dim=True)
         table.add_row(
             c.label,
             f"{number(c.idle.median)} [dim][{number(c.idle.ci_lo)}, {number(c.idle.ci_hi)}][/]",
             number(peak.bandwidth.median / GB),
             f"{number(peak.latency.median)} [dim][{number(peak.latency.ci_lo)}, "
             f"{number(peak.latency.ci_hi)}][/]",
-            f"{peak.slowdown.median:.2f} [dim][{peak.slowdown.ci_lo:.2f}, "
-            f"{peak.slowdown.ci_hi:.2f}][/]",
-            number(s.bandwidth.median / GB) if s else "not reached",
+            ratio,
+            saturation_text(found, c),
         )
     return table

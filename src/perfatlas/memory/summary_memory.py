@@ -1,10 +1,13 @@
-"""The memory part of the terminal summary: cache levels, peak bandwidth, contention."""
+"""The memory part of the terminal summary: cache levels, peak bandwidth, contention (its ratios
+and their mark as the run's findings state them)."""
 
 from __future__ import annotations
 
 from rich.table import Table
 
+from perfatlas.findings.compute import run_findings
 from perfatlas.memory.analysis_levels import compare_with_hwloc
+from perfatlas.memory.findings_memory import contention_of, ratio_text
 from perfatlas.memory.series import (
     bandwidth_peaks,
     bandwidth_series,
@@ -90,17 +93,19 @@ def contention_table(data: RunData) -> Table | None:
         return None
     loads = sorted({c.load for c in ratios})
     table = titled_table(
-        "contention: loaded / alone [95 % bootstrap CI]",
+        "contention: loaded / alone [95 % bootstrap CI]; red: slower with the load",
         "measure",
         "working set",
         *[f"other core {load}s" for load in loads],
         right=(1, 2, 3),
     )
+    found = run_findings(data)
     cells: dict[tuple, dict[str, str]] = {}
     for c in ratios:
-        mark = "" if c.ratio.ci_lo <= 1.0 <= c.ratio.ci_hi else ("[red]" if c.slowdown > 1 else "")
-        text = f"{mark}{c.ratio.median:.3f}{'[/]' if mark else ''} [dim][{c.ratio.ci_lo:.3f}, {c.ratio.ci_hi:.3f}][/]"
-        cells.setdefault((c.measure, c.bytes), {})[c.load] = text
+        finding = contention_of(found, c)  # the ratio and its mark as the run's findings say
+        text = ratio_text(finding, dim=True)
+        slower = finding is not None and finding.severity != "info"
+        cells.setdefault((c.measure, c.bytes), {})[c.load] = f"[red]{text}[/]" if slower else text
     for (measure, n_bytes), by_load in cells.items():
         table.add_row(measure, format_size(n_bytes), *[by_load.get(load, "-") for load in loads])
     return table

@@ -1,12 +1,17 @@
-"""The NUMA line of the terminal summary: local vs remote latency and bandwidth."""
+"""The NUMA line of the terminal summary: local latency and bandwidth, and the worst remote
+penalty as the run's findings state it."""
 
 from __future__ import annotations
 
+from perfatlas.findings.compute import run_findings
 from perfatlas.memory.analysis_numa import numa_matrices, summary_line
+from perfatlas.memory.findings_memory import worst_penalty_text
 from perfatlas.report.data import RunData
 from perfatlas.summary_tables import summary_table
 
 
 @summary_table("numa", 35, ("mem.numa_matrix",))
 def numa_line(data: RunData) -> str | None:
-    return summary_line(numa_matrices(data.measured("mem.numa_matrix"))) or None
+    found = run_findings(data)
+    matrices = numa_matrices(data.measured("mem.numa_matrix"))
+    return summary_line(matrices, lambda matrix: worst_penalty_text(found, matrix)) or None

@@ -1,11 +1,13 @@
 """Findings of the noise analysis: each PU's slowdown with its interval, its strongest spectral
-lines, and the BSP cost at scale (perfatlas.noise.series, perfatlas.noise.analysis)."""
+lines, and the BSP cost at scale (perfatlas.noise.series, perfatlas.noise.analysis); and the
+slowdown and BSP findings read back as the report's and the terminal's noise tables show them."""
 
 from __future__ import annotations
 
-from perfatlas.findings.model import Finding, Sources, from_results, ratio_of
+from perfatlas.findings.compute import RunFindings
+from perfatlas.findings.model import Finding, Sources, from_results, of_kind, ratio_of
 from perfatlas.findings.registry import finding_source
-from perfatlas.noise.analysis import PROCESSES, Line
+from perfatlas.noise.analysis import GRANULARITIES_NS, PROCESSES, Line
 from perfatlas.noise.series import CoreNoise, NoiseMeasurement, noise_measurements
 from perfatlas.report.common import number
 from perfatlas.report.data import RunData
@@ -92,6 +94,31 @@ def _line(m: NoiseMeasurement, core: CoreNoise, line: Line) -> Finding:
     )
 
 
+def _pooled(m: NoiseMeasurement) -> Sources:
+    """The results a measurement's BSP model pools: every PU's."""
+    return Sources(tuple(sorted(c.result.id for c in m.cores)))
+
+
+def bsp_cells(found: RunFindings, m: NoiseMeasurement) -> list[str]:
+    """The BSP slowdown at scale for each g of GRANULARITIES_NS as the measurement's
+    noise.bsp_slowdown findings state it: '253.9 %', '≥ 1148 %' where the finding is a lower
+    bound, '-' where the run has none (the terminal's noise table)."""
+    pooled = _pooled(m).results
+    mine = {
+        f.details.get("granularity_ns"): f
+        for f in of_kind(found.findings, "noise.bsp_slowdown")
+        if f.sources.results == pooled
+    }
+    cells = []
+    for g in GRANULARITIES_NS:
+        f = mine.get(g)
+        if f is None or f.value is None:
+            cells.append("-")
+        else:
+            cells.append(f"{'≥ ' if f.details.get('lower_bound') else ''}{number(f.value)} %")
+    return cells
+
+
 def _bsp(m: NoiseMeasurement) -> list[Finding]:
     widest = max(PROCESSES)
     found = []
@@ -104,7 +131,7 @@ def _bsp(m: NoiseMeasurement) -> list[Finding]:
                 value=100.0 * float(curve.slowdown[-1]),
                 unit="%",
                 method=BSP_METHOD,
-                sources=Sources(tuple(sorted(c.result.id for c in m.cores))),
+                sources=_pooled(m),
                 interval_reason="an expectation over the pooled windows (a model), not a sample "
                 "statistic",
                 verdict="lower bound: P exceeds the independent windows measured"
@@ -112,6 +139,8 @@ def _bsp(m: NoiseMeasurement) -> list[Finding]:
                 else "expected superstep slowdown",
                 severity="notice" if curve.slowdown[-1] > 0.1 else "info",
                 details={
+                    "granularity_ns": curve.granularity_ns,  # placed in the noise table
+                    "lower_bound": bound,
                     "processes": [int(p) for p in curve.processes],
                     "slowdown_percent": [100.0 * float(s) for s in curve.slowdown],
                     "independent_windows": curve.independent_windows,

@@ -1,4 +1,5 @@
-"""The noise part of the terminal summary: slowdown, detours and the BSP model per PU."""
+"""The noise part of the terminal summary: slowdown, detours and the BSP model per PU (the
+slowdown and the BSP cost at scale as the run's findings state them)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from rich.table import Table
 
 from perfatlas.findings.compute import run_findings
 from perfatlas.noise.analysis import GRANULARITIES_NS, PROCESSES
-from perfatlas.noise.findings_noise import slowdown_text
+from perfatlas.noise.findings_noise import bsp_cells, slowdown_text
 from perfatlas.noise.series import noise_measurements
 from perfatlas.report.common import number
 from perfatlas.report.data import RunData
@@ -19,7 +20,8 @@ def noise_table(data: RunData) -> Table | None:
     measurements = noise_measurements(data)
     if not measurements:
         return None
-    slowdowns = run_findings(data).of_results("noise.slowdown")  # the slowdown as found
+    found = run_findings(data)
+    slowdowns = found.of_results("noise.slowdown")  # the slowdown as found
     widest = max(PROCESSES)
     table = titled_table(
         f"OS noise (BSP: expected slowdown of supersteps of g on P={widest:.0e} processes)",
@@ -33,15 +35,7 @@ def noise_table(data: RunData) -> Table | None:
         right=(2, 3, 4, 6, 7),
     )
     for m in measurements:
-        bsp = {curve.granularity_ns: curve for curve in m.bsp}
-        at_scale = []
-        for g in GRANULARITIES_NS:
-            curve = bsp.get(g)
-            if curve is None:
-                at_scale.append("-")
-                continue
-            bound = "≥ " if widest > curve.independent_windows else ""  # beyond the tail seen
-            at_scale.append(f"{bound}{number(100 * curve.slowdown[-1])} %")
+        at_scale = bsp_cells(found, m)
         for i, core in enumerate(m.cores):
             line = core.top_line
             top = f"{line.frequency_hz:.0f} Hz ({100 * line.share:.0f} %)" if line else "-"
