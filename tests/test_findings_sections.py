@@ -23,13 +23,13 @@ HOSTS = [f"h{i}" for i in range(6)]
 
 
 def stored_run(
-    path: Path, documents: list[dict], matrices: tuple[dict, ...] = ()
+    path: Path, documents: list[dict], matrices: tuple[dict, ...] = (), topology: dict | None = None
 ) -> tuple[Store, int]:
-    """A complete run of these documents (and interference matrices), its findings stored with
-    it as `perfatlas run` stores them."""
+    """A complete run of these documents (and interference matrices) on `topology`, its findings
+    stored with it as `perfatlas run` stores them."""
     store = Store(path / "perfatlas.db")
     run_id = store.start_run(
-        fingerprint="test", topology={}, context={}, suite=None, argv=[], software={}
+        fingerprint="test", topology=topology or {}, context={}, suite=None, argv=[], software={}
     )
     for document in documents:
         store.add_document(run_id, document, [])
