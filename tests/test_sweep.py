@@ -14,7 +14,7 @@ from perfatlas.experiments.analysis_sweep import scaling, sweep_points
 from perfatlas.experiments.sweep import plan, schedule
 from perfatlas.placement import Placement
 from perfatlas.stats import Ratio
-from perfatlas.store import Result, pool_launches
+from perfatlas.store import Result, Store, pool_launches
 
 SPSOLVE = ["app.spsolve", "problem=laplace2d", "n=12", "repeat=3", "warmup=0"]
 
@@ -162,6 +162,24 @@ def test_a_sweep_binds_memory_benchmarks_through_their_own_parameters(cli, tmp_p
         assert document["params"]["node"] == 0 and document["placement"]["pages_on_node"] == {
             "0": 1.0
         }
+
+
+def test_a_sweep_says_how_many_findings_it_stored_as_run_does(cli, tmp_path):
+    """The count line `perfatlas run` ends its summary with, for the run the sweep stored."""
+    result = cli(
+        "sweep", "mem.bandwidth", "op=triad", "bytes=64KiB", "samples=3", "min_sample_time=1ms",
+        "--threads", "1", "--repeat", "1", "--out", str(tmp_path),
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    store = Store(cli.db)
+    run_id = store.runs()[-1]["id"]
+    found = store.findings(run_id)["findings"]
+    worth = sum(f["severity"] != "info" for f in found)
+    said = (
+        f"{len(found)} finding(s), {worth} worth a look: 'perfatlas show {run_id}' lists them, "
+        f"'perfatlas export {run_id} --format findings-csv' writes them"
+    )
+    assert found and said in " ".join(result.out.split())  # the console wraps at its width
 
 
 @pytest.mark.parametrize(

@@ -203,6 +203,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         runner.measure_all(planned.planned)
     print_sweep(store.results(runner.run_id))
     print_nodes(store, runner.run_id)
+    _print_findings_count(store, runner.run_id)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with console.status("writing the HTML report"):
@@ -243,6 +244,14 @@ def _print_findings(store, run_id: int) -> None:
     found = findings_of_run(store, run_id)
     if found.findings:
         console.print(findings_table(found))
+
+
+def _print_findings_count(store, run_id: int) -> None:
+    """How many findings a run just stored has, as `perfatlas run` says it (perfatlas.summary)."""
+    from perfatlas.report.data import RunData
+    from perfatlas.summary import print_findings_count
+
+    print_findings_count(RunData.load(store, run_id))
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -497,7 +506,9 @@ def cmd_parbench(args: argparse.Namespace) -> int:
         kernels=args.kernels,
     )
     store = _store(args)
-    print_base(store, run_base(store, machine, options))
+    run_id = run_base(store, machine, options)
+    print_base(store, run_id)
+    _print_findings_count(store, run_id)
     return 0
 
 
@@ -560,6 +571,7 @@ def cmd_scenario(args: argparse.Namespace) -> int:
             store, machine, args.classes, *matrix, out / "scenario-matrix", args.rounds
         )
         views.print_matrix(store, run_id)
+    _print_findings_count(store, run_id)
     if args.json:
         Path(args.json).write_text(json.dumps(saved, indent=1))
     with console.status("writing the HTML report"):

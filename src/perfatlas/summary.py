@@ -48,8 +48,16 @@ def print_summary(store: Store, run_id: int) -> None:
         console.print(
             f"[yellow]not measurable here[/] {r.benchmark} {params_label(r)}: {r.not_measurable}"
         )
+    print_findings_count(data)
+
+
+def print_findings_count(data: RunData) -> None:
+    """'N finding(s), M worth a look: ...', where the run has findings: the last line of the
+    summary after `perfatlas run`, and what sweep, scenario and parbench base say after storing
+    a run."""
     found = run_findings(data).findings
     if found:
+        run_id = data.run["id"]
         attention = sum(1 for f in found if f.severity != "info")
         console.print(
             f"{len(found)} finding(s), {attention} worth a look: 'perfatlas show {run_id}' lists "
