@@ -124,6 +124,13 @@ def bandwidth_findings(data: RunData) -> list[Finding]:
     return found
 
 
+def _how_much(slowdown: float) -> str:
+    """'1.50x slower', or '1.25x faster' (not '0.80x faster'), with the load."""
+    if slowdown > 1:
+        return f"{slowdown:.2f}x slower with the load"
+    return f"{1 / slowdown:.2f}x faster with the load"
+
+
 def _contention_sources(c: ContentionRatio) -> Sources:
     return from_results(c.alone, c.loaded)
 
@@ -142,9 +149,7 @@ def contention_findings(data: RunData) -> list[Finding]:
                 unit="ratio loaded / alone",
                 method=RATIO_CI,
                 sources=_contention_sources(c),
-                verdict="no measurable contention"
-                if contains_one
-                else f"{c.slowdown:.2f}x {'slower' if c.slowdown > 1 else 'faster'} with the load",
+                verdict="no measurable contention" if contains_one else _how_much(c.slowdown),
                 severity="info" if contains_one or c.slowdown <= 1 else "notice",
                 **interval,
             )
