@@ -201,8 +201,8 @@ def growth_findings(data: RunData) -> list[Finding]:
     return found
 
 
-# -- read back: the anomaly findings as the report's patterns section and the terminal's anomaly
-# table both show them (the details written above are read here, and only here) ----------------
+# -- read back: the anomaly and growth findings as the report's sections and the terminal's tables
+# both show them (the details written above are read here, and only here) ------------------------
 ANOMALY_HEADER = (
     "figure, in its group",
     "value [95 % CI]",
