@@ -69,17 +69,28 @@ extern int pa_ipm_active;
  * __tls_get_addr call per access), valid because the library is preloaded or linked, not dlopened. */
 #define PA_IPM_THREAD_LOCAL _Thread_local __attribute__((tls_model("initial-exec")))
 
-/* Depth of MPI calls on this thread: I/O inside MPI (MPI-IO's own writes) is not counted twice. */
-extern PA_IPM_THREAD_LOCAL int pa_ipm_in_mpi;
+/* What the event path reads of this thread, in one thread-local block (one thread-pointer offset,
+ * not one per variable). */
+struct pa_ipm_table;
+typedef struct {
+    int in_mpi; /* depth of MPI calls: I/O inside MPI (MPI-IO's own writes) is not counted twice */
+    int region; /* the innermost region (0: outside every region), kept by table.c */
+    struct pa_ipm_table *table; /* where this thread's events go (record.c); NULL until its first */
+} pa_ipm_thread_t;
+extern PA_IPM_THREAD_LOCAL pa_ipm_thread_t pa_ipm_self;
 
-/* The one function every shim calls: one event of `call` that moved `bytes` with `peer` (a rank
- * of `comm`, or negative for none) and took `ticks` timer ticks. Safe from any thread. */
-void pa_ipm_record(int call, uint64_t bytes, int peer, MPI_Comm comm, uint64_t ticks);
-/* The same, in a given region (a nonblocking receive's event belongs where it was posted). */
+/* One event of `call` in `region` that moved `bytes` with `peer` (a rank of `comm`, or negative
+ * for none) and took `ticks` timer ticks. Safe from any thread (record.c). A nonblocking
+ * receive's event belongs where it was posted, so the region is an argument. */
 void pa_ipm_record_at(int region, int call, uint64_t bytes, int peer, MPI_Comm comm,
                       uint64_t ticks);
+/* The one function every shim calls: the event in this thread's innermost region. */
+static inline void pa_ipm_record(int call, uint64_t bytes, int peer, MPI_Comm comm, uint64_t ticks)
+{
+    pa_ipm_record_at(pa_ipm_self.region, call, bytes, peer, comm, ticks);
+}
 /* This thread's innermost region (0: outside every region). */
-int pa_ipm_current_region(void);
+static inline int pa_ipm_current_region(void) { return pa_ipm_self.region; }
 
 /* Polls (polls.c): the Test family, counted per thread, timed exactly for the first
  * PA_IPM_POLL_EXACT calls of a run and then one call in PA_IPM_POLL_EVERY. */

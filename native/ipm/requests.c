@@ -173,25 +173,25 @@ static void snapshot_release(snapshot_t *s, const MPI_Status *caller)
 }
 
 #define PA_IPM_COMPLETION(name, call)                                                   \
-    pa_ipm_in_mpi++;                                                                    \
+    pa_ipm_self.in_mpi++;                                                                    \
     uint64_t start = pa_ticks_unfenced();                                               \
     int code = call;                                                                    \
     pa_ipm_record(PA_IPM_ID_##name, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start); \
-    pa_ipm_in_mpi--
+    pa_ipm_self.in_mpi--
 
 /* A Test call: counted in this thread's poll run and timed when the run says so (polls.c); timed
  * and recorded like any call when there is no run. */
 #define PA_IPM_POLL(name, slot, call)                                                       \
     pa_ipm_poll_t *run = pa_ipm_poll_start(slot);                                           \
     int timed = run == NULL || pa_ipm_poll_counts(run);                                     \
-    pa_ipm_in_mpi++;                                                                        \
+    pa_ipm_self.in_mpi++;                                                                        \
     uint64_t start = timed ? pa_ticks_unfenced() : 0;                                       \
     int code = call;                                                                        \
     if (timed && run)                                                                       \
         pa_ipm_poll_timed(run, pa_ticks_unfenced() - start);                                \
     else if (timed)                                                                         \
         pa_ipm_record(PA_IPM_ID_##name, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start); \
-    pa_ipm_in_mpi--
+    pa_ipm_self.in_mpi--
 
 PA_IPM_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
