@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 #include <stdint.h>
+#include <string.h>
 
 /* The kinds of calls.def: how a call's shim is shaped and what its events mean. */
 enum pa_ipm_kind {
@@ -51,8 +52,13 @@ extern const unsigned char pa_ipm_call_kinds[PA_IPM_NCALLS];
     pa_ipm_bytes_v((comm), 1, (counts), (datatypes), MPI_DATATYPE_NULL)
 #define PA_IPM_WINDOW_PEER(rank, win) pa_ipm_window_peer((rank), (win))
 
+/* The size of one element of datatype in bytes, 0 for MPI_DATATYPE_NULL (types.c: cached). */
+uint64_t pa_ipm_type_size(MPI_Datatype datatype);
 /* count x the size of datatype, in bytes (0 for MPI_DATATYPE_NULL or a negative count). */
-uint64_t pa_ipm_bytes(int count, MPI_Datatype datatype);
+static inline uint64_t pa_ipm_bytes(int count, MPI_Datatype datatype)
+{
+    return count > 0 ? (uint64_t)count * pa_ipm_type_size(datatype) : 0;
+}
 /* The bytes a completed receive's status says arrived. */
 uint64_t pa_ipm_received(const MPI_Status *status);
 /* columns.c: the sum of counts[i] x the size of datatypes[i] (or of datatype) over the ranks a
@@ -62,6 +68,19 @@ uint64_t pa_ipm_bytes_v(MPI_Comm comm, int neighbors, const int counts[],
                         const MPI_Datatype datatypes[], MPI_Datatype datatype);
 int pa_ipm_is_root(int root, MPI_Comm comm);
 int pa_ipm_window_peer(int rank, MPI_Win win);
+
+/* The bits of an MPI handle (an int in MPICH, a pointer in Open MPI), as a key. */
+#define PA_IPM_HANDLE_BITS(handle)                                                       \
+    __extension__({                                                                      \
+        uint64_t pa_bits = 0;                                                            \
+        memcpy(&pa_bits, &(handle), sizeof(handle) < sizeof pa_bits ? sizeof(handle) : 8); \
+        pa_bits;                                                                         \
+    })
+/* Fibonacci hashing (Knuth, TAOCP vol. 3, 6.4): a key's slot among 2^slot_bits. */
+static inline unsigned pa_ipm_fibonacci_slot(uint64_t key, int slot_bits)
+{
+    return (unsigned)((key * 0x9e3779b97f4a7c15ull) >> (64 - slot_bits));
+}
 
 /* 1 once MPI_Init has returned and until the profile is written: events are recorded. */
 extern int pa_ipm_active;

@@ -58,7 +58,7 @@ void pa_ipm_record_start(void)
 }
 
 /* This thread's table, made at its first event: its own, or the shared one. */
-static pa_ipm_table_t *adopt_table(void)
+static __attribute__((noinline)) pa_ipm_table_t *adopt_table(void)
 {
     int index = atomic_fetch_add(&table_count, 1);
     pa_ipm_table_t *made = index < PA_IPM_MAX_TABLES ? calloc(1, sizeof *made) : NULL;
@@ -85,14 +85,10 @@ static int *rank_cache(MPI_Comm comm)
     return cache;
 }
 
-/* A peer rank of comm as a rank of MPI_COMM_WORLD (-1 for none: MPI_ANY_SOURCE, MPI_PROC_NULL,
- * MPI_ROOT). An intercommunicator's peer is a rank of its remote group. */
-static inline int world_peer(int peer, MPI_Comm comm)
+/* A peer rank of a communicator other than MPI_COMM_WORLD as a rank of MPI_COMM_WORLD (-1 for
+ * none); an intercommunicator's peer is a rank of its remote group. */
+static int translated_peer(int peer, MPI_Comm comm)
 {
-    if (peer < 0 || comm == MPI_COMM_NULL)
-        return -1;
-    if (comm == MPI_COMM_WORLD)
-        return peer;
     const int *cache = rank_cache(comm);
     if (cache == NULL)
         return -1;
@@ -123,7 +119,8 @@ static inline int first_slot(uint64_t hash, int capacity)
 
 /* The record of this key in `table` (added if new), or its overflow record when it is full.
  * Linear probing, wrapping at the end of the table. */
-static pa_ipm_record_t *find(pa_ipm_table_t *table, int region, int call, int bucket, int world)
+static __attribute__((noinline)) pa_ipm_record_t *find(pa_ipm_table_t *table, int region,
+                                                       int call, int bucket, int world)
 {
     int capacity = pa_ipm.capacity;
     int index = first_slot(key_hash(region, call, bucket, world), capacity);
@@ -143,21 +140,6 @@ static pa_ipm_record_t *find(pa_ipm_table_t *table, int region, int call, int bu
     return &table->overflow;
 }
 
-/* find(), first asking the call's latest record: a program repeats its calls with the same
- * region, size and peer, and then the hash and the probe are skipped. Records never move. */
-static inline pa_ipm_record_t *lookup(pa_ipm_table_t *table, int region, int call, int bucket,
-                                      int world)
-{
-    pa_ipm_record_t *latest = table->last[call];
-    if (latest != NULL && latest->region == region && latest->bucket == bucket &&
-        latest->peer == world)
-        return latest;
-    pa_ipm_record_t *found = find(table, region, call, bucket, world);
-    if (found != &table->overflow) /* its key is no key: never the latest */
-        table->last[call] = found;
-    return found;
-}
-
 /* `count` events of `bytes` in all, taking ticks_total, the least ticks_min, the most ticks_max. */
 static inline void add(pa_ipm_record_t *record, uint64_t count, uint64_t bytes,
                        uint64_t ticks_total, uint64_t ticks_min, uint64_t ticks_max)
@@ -171,38 +153,83 @@ static inline void add(pa_ipm_record_t *record, uint64_t count, uint64_t bytes,
     record->ticks_total += ticks_total;
 }
 
-/* The key's record in this thread's table gets the events, unless the profiler has stopped. */
-static inline void record(int region, int call, int bucket, int world, uint64_t count,
-                          uint64_t bytes, uint64_t ticks_total, uint64_t ticks_min,
-                          uint64_t ticks_max)
+/* The events of a key into `table`, unless the profiler has stopped: the handshake with the merge
+ * around the update (the header comment). */
+static inline void update(pa_ipm_table_t *table, pa_ipm_record_t *latest, int region, int call,
+                          int bucket, int world, uint64_t count, uint64_t bytes,
+                          uint64_t ticks_total, uint64_t ticks_min, uint64_t ticks_max)
 {
-    pa_ipm_table_t *table = pa_ipm_self.table;
-    if (__builtin_expect(table == NULL, 0))
-        table = adopt_table();
-    if (table == &shared) {
-        pa_ipm_lock();
-        if (pa_ipm_active)
-            add(find(table, region, call, bucket, world), count, bytes, ticks_total, ticks_min,
-                ticks_max);
-        pa_ipm_unlock();
-        return;
-    }
     atomic_store_explicit(&table->busy, 1, memory_order_relaxed);
     if (owner_fences)
         atomic_thread_fence(memory_order_seq_cst);
     else
         atomic_signal_fence(memory_order_seq_cst); /* the merger's membarrier is the barrier */
-    if (pa_ipm_active)
-        add(lookup(table, region, call, bucket, world), count, bytes, ticks_total, ticks_min,
-            ticks_max);
+    if (pa_ipm_active) {
+        if (latest == NULL) {
+            latest = find(table, region, call, bucket, world);
+            if (latest != &table->overflow) /* its key is no key: never the latest */
+                table->last[call] = latest;
+        }
+        add(latest, count, bytes, ticks_total, ticks_min, ticks_max);
+    }
     atomic_store_explicit(&table->busy, 0, memory_order_release);
+}
+
+/* The events of a key whose record is not its call's latest, or of a thread with no table of its
+ * own yet: out of line, so that the common path needs no stack frame. */
+static __attribute__((noinline)) void record_slow(int region, int call, int bucket, int world,
+                                                  uint64_t count, uint64_t bytes,
+                                                  uint64_t ticks_total, uint64_t ticks_min,
+                                                  uint64_t ticks_max)
+{
+    pa_ipm_table_t *table = pa_ipm_self.table;
+    if (table == NULL)
+        table = adopt_table();
+    if (table != &shared) {
+        update(table, NULL, region, call, bucket, world, count, bytes, ticks_total, ticks_min,
+               ticks_max);
+        return;
+    }
+    pa_ipm_lock(); /* shared.last stays empty: its events always come here */
+    if (pa_ipm_active)
+        add(find(&shared, region, call, bucket, world), count, bytes, ticks_total, ticks_min,
+            ticks_max);
+    pa_ipm_unlock();
+}
+
+/* The key's record in this thread's table gets the events. Calls repeat their key (region, size,
+ * peer), so each call's latest record is asked first: then the hash and the probe are skipped
+ * (records never move). */
+static inline void record(int region, int call, int bucket, int world, uint64_t count,
+                          uint64_t bytes, uint64_t ticks_total, uint64_t ticks_min,
+                          uint64_t ticks_max)
+{
+    pa_ipm_table_t *table = pa_ipm_self.table;
+    pa_ipm_record_t *latest = table ? table->last[call] : NULL;
+    if (latest && latest->region == region && latest->bucket == bucket && latest->peer == world)
+        update(table, latest, region, call, bucket, world, count, bytes, ticks_total, ticks_min,
+               ticks_max);
+    else
+        record_slow(region, call, bucket, world, count, bytes, ticks_total, ticks_min, ticks_max);
+}
+
+/* An event with a peer of a communicator other than MPI_COMM_WORLD (out of line: it asks MPI). */
+static __attribute__((noinline)) void record_translated(int region, int call, uint64_t bytes,
+                                                        int peer, MPI_Comm comm, uint64_t ticks)
+{
+    record(region, call, size_bucket(bytes), translated_peer(peer, comm), 1, bytes, ticks, ticks,
+           ticks);
 }
 
 void pa_ipm_record_at(int region, int call, uint64_t bytes, int peer, MPI_Comm comm, uint64_t ticks)
 {
     if (!pa_ipm_active) /* before MPI_Init (MPI_Initialized), after the end */
         return;
-    record(region, call, size_bucket(bytes), world_peer(peer, comm), 1, bytes, ticks, ticks, ticks);
+    if (peer >= 0 && comm != MPI_COMM_NULL && comm != MPI_COMM_WORLD)
+        record_translated(region, call, bytes, peer, comm, ticks);
+    else
+        record(region, call, size_bucket(bytes), peer < 0 || comm == MPI_COMM_NULL ? -1 : peer, 1,
+               bytes, ticks, ticks, ticks);
 }
 
 void pa_ipm_record_batch(int region, int call, uint64_t events, uint64_t ticks_total,

@@ -16,7 +16,8 @@
 #include "table.h"
 #include "timer.h"
 
-#define PA_IPM_MAX_PENDING    1024 /* a power of two */
+#define PA_IPM_PENDING_BITS   10
+#define PA_IPM_MAX_PENDING    (1 << PA_IPM_PENDING_BITS)
 #define PA_IPM_STACK_REQUESTS 64
 
 typedef struct {
@@ -29,18 +30,9 @@ typedef struct {
 static pending_t pending[PA_IPM_MAX_PENDING];
 static atomic_int pending_count;
 
-static uint64_t handle_bits(MPI_Request request)
-{
-    uint64_t bits = 0;
-    memcpy(&bits, &request, sizeof request < sizeof bits ? sizeof request : sizeof bits);
-    return bits;
-}
+static uint64_t handle_bits(MPI_Request request) { return PA_IPM_HANDLE_BITS(request); }
 
-static unsigned home_slot(uint64_t bits)
-{
-    bits *= 0x9e3779b97f4a7c15ull; /* Fibonacci hashing */
-    return (unsigned)(bits >> 54) & (PA_IPM_MAX_PENDING - 1);
-}
+static unsigned home_slot(uint64_t bits) { return pa_ipm_fibonacci_slot(bits, PA_IPM_PENDING_BITS); }
 
 void pa_ipm_post(MPI_Request request, int call, uint64_t posted_bytes, int peer, MPI_Comm comm,
                  uint64_t ticks)

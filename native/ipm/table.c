@@ -107,16 +107,6 @@ void pa_ipm_start(void)
     pa_ipm_active = 1;
 }
 
-uint64_t pa_ipm_bytes(int count, MPI_Datatype datatype)
-{
-    int size = 0;
-    if (count <= 0 || datatype == MPI_DATATYPE_NULL)
-        return 0;
-    if (PMPI_Type_size(datatype, &size) != MPI_SUCCESS)
-        return 0;
-    return (uint64_t)count * (uint64_t)size;
-}
-
 /* MPI_Get_count with MPI_BYTE gives the bytes a status describes, whatever the datatype of the
  * receive (Open MPI and MPICH keep the byte count in the status). */
 uint64_t pa_ipm_received(const MPI_Status *status)
