@@ -88,6 +88,22 @@ extern int pa_ipm_active;
  * __tls_get_addr call per access), valid because the library is preloaded or linked, not dlopened. */
 #define PA_IPM_THREAD_LOCAL _Thread_local __attribute__((tls_model("initial-exec")))
 
+/* Polls (polls.c): the Test family, counted per thread, timed exactly for the first
+ * PA_IPM_POLL_EXACT calls of a run and then one call in PA_IPM_POLL_EVERY. */
+#define PA_IPM_POLL_CALLS 4
+extern const int pa_ipm_poll_calls[PA_IPM_POLL_CALLS]; /* MPI_Test, Testany, Testall, Testsome */
+#define PA_IPM_POLL_EXACT 64
+#define PA_IPM_POLL_EVERY 16
+typedef struct {
+    int slot, region;
+    uint64_t calls, timed, ticks, min, max; /* ticks, min, max: of the timed calls */
+} pa_ipm_poll_t;
+/* Whether the next call of `run` is timed (then pa_ipm_poll_timed gets its ticks); counts it. */
+static inline int pa_ipm_poll_counts(pa_ipm_poll_t *run)
+{
+    uint64_t n = run->calls++;
+    return n < PA_IPM_POLL_EXACT || n % PA_IPM_POLL_EVERY == 0;
+}
 /* What the event path reads of this thread, in one thread-local block (one thread-pointer offset,
  * not one per variable). */
 struct pa_ipm_table;
@@ -95,8 +111,20 @@ typedef struct {
     int in_mpi; /* depth of MPI calls: I/O inside MPI (MPI-IO's own writes) is not counted twice */
     int region; /* the innermost region (0: outside every region), kept by table.c */
     struct pa_ipm_table *table; /* where this thread's events go (record.c); NULL until its first */
+    pa_ipm_poll_t *polls;       /* this thread's poll runs, one per poll call (polls.c) */
 } pa_ipm_thread_t;
 extern PA_IPM_THREAD_LOCAL pa_ipm_thread_t pa_ipm_self;
+
+/* This thread's run of poll `slot` in its current region; NULL when not recording (then the
+ * caller records the call itself). The common case inline: a run already in this region. */
+pa_ipm_poll_t *pa_ipm_poll_start_slow(int slot);
+static inline pa_ipm_poll_t *pa_ipm_poll_start(int slot)
+{
+    pa_ipm_poll_t *run = pa_ipm_self.polls ? &pa_ipm_self.polls[slot] : NULL;
+    if (run != NULL && run->region == pa_ipm_self.region && pa_ipm_active)
+        return run;
+    return pa_ipm_poll_start_slow(slot);
+}
 
 /* One event of `call` in `region` that moved `bytes` with `peer` (a rank of `comm`, or negative
  * for none) and took `ticks` timer ticks. Safe from any thread (record.c). A nonblocking
@@ -111,25 +139,6 @@ static inline void pa_ipm_record(int call, uint64_t bytes, int peer, MPI_Comm co
 /* This thread's innermost region (0: outside every region). */
 static inline int pa_ipm_current_region(void) { return pa_ipm_self.region; }
 
-/* Polls (polls.c): the Test family, counted per thread, timed exactly for the first
- * PA_IPM_POLL_EXACT calls of a run and then one call in PA_IPM_POLL_EVERY. */
-#define PA_IPM_POLL_CALLS 4
-extern const int pa_ipm_poll_calls[PA_IPM_POLL_CALLS]; /* MPI_Test, Testany, Testall, Testsome */
-#define PA_IPM_POLL_EXACT 64
-#define PA_IPM_POLL_EVERY 16
-typedef struct {
-    int slot, region;
-    uint64_t calls, timed, ticks, min, max; /* ticks, min, max: of the timed calls */
-} pa_ipm_poll_t;
-/* This thread's run of poll `slot` in its current region; NULL when not recording (then the
- * caller records the call itself). */
-pa_ipm_poll_t *pa_ipm_poll_start(int slot);
-/* Whether the next call of `run` is timed (then pa_ipm_poll_timed gets its ticks); counts it. */
-static inline int pa_ipm_poll_counts(pa_ipm_poll_t *run)
-{
-    uint64_t n = run->calls++;
-    return n < PA_IPM_POLL_EXACT || n % PA_IPM_POLL_EVERY == 0;
-}
 void pa_ipm_poll_timed(pa_ipm_poll_t *run, uint64_t ticks);
 void pa_ipm_flush_polls(void); /* every thread's runs into the table, at the end */
 /* `events` events of `call` in `region` at once, taking ticks_total in all (polls.c). */

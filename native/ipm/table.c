@@ -89,6 +89,9 @@ void pa_ipm_start(void)
     pa_ipm.pid = (long)getpid();
     PMPI_Comm_rank(MPI_COMM_WORLD, &pa_ipm.rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &pa_ipm.size);
+    int provided = MPI_THREAD_MULTIPLE;
+    PMPI_Query_thread(&provided);
+    pa_ipm.thread_multiple = provided == MPI_THREAD_MULTIPLE;
     PMPI_Comm_dup(MPI_COMM_WORLD, &pa_ipm.comm);
     const char *size = getenv("PERFATLAS_IPM_TABLE_SIZE");
     if (size && *size) {

@@ -47,6 +47,7 @@ typedef struct {
     uint64_t too_deep;           /* MPI_Pcontrol(1, ...) deeper than PA_IPM_MAX_DEPTH: not kept */
     uint64_t untracked_receives; /* nonblocking receives recorded as posted (request table full) */
     int rank, size;
+    int thread_multiple; /* MPI_THREAD_MULTIPLE provided: MPI calls of several threads at once */
     long pid;      /* the process that called MPI_Init: the only one that writes profile files */
     MPI_Comm comm; /* a duplicate of MPI_COMM_WORLD for the profiler's own reductions */
     uint64_t start_ticks, end_ticks;
