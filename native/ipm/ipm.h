@@ -70,11 +70,11 @@ int pa_ipm_is_root(int root, MPI_Comm comm);
 int pa_ipm_window_peer(int rank, MPI_Win win);
 
 /* The bits of an MPI handle (an int in MPICH, a pointer in Open MPI), as a key. */
-#define PA_IPM_HANDLE_BITS(handle)                                                       \
-    __extension__({                                                                      \
-        uint64_t pa_bits = 0;                                                            \
+#define PA_IPM_HANDLE_BITS(handle)                                                         \
+    __extension__({                                                                        \
+        uint64_t pa_bits = 0;                                                              \
         memcpy(&pa_bits, &(handle), sizeof(handle) < sizeof pa_bits ? sizeof(handle) : 8); \
-        pa_bits;                                                                         \
+        pa_bits;                                                                           \
     })
 /* Fibonacci hashing (Knuth, TAOCP vol. 3, 6.4): a key's slot among 2^slot_bits. */
 static inline unsigned pa_ipm_fibonacci_slot(uint64_t key, int slot_bits)

@@ -23,7 +23,7 @@ typedef struct {
 } poll_thread_t;
 
 static PA_IPM_THREAD_LOCAL poll_thread_t *mine; /* its runs are pa_ipm_self.polls */
-static PA_IPM_THREAD_LOCAL int no_room;        /* this thread found the accumulator list full */
+static PA_IPM_THREAD_LOCAL int no_room;         /* this thread found the accumulator list full */
 static poll_thread_t *threads[PA_IPM_POLL_THREADS];
 static atomic_int thread_count;
 

@@ -61,7 +61,7 @@ static uint64_t moved(ssize_t result) { return result > 0 ? (uint64_t)result : 0
         int fd = call;                                                  \
         uint64_t ticks = pa_ticks_unfenced() - start;                   \
         mark(fd, 1);                                                    \
-        if (fd >= 0 && pa_ipm_active && !pa_ipm_self.in_mpi)                 \
+        if (fd >= 0 && pa_ipm_active && !pa_ipm_self.in_mpi)            \
             pa_ipm_record(PA_IPM_ID_##id, 0, -1, MPI_COMM_NULL, ticks); \
         return fd;                                                      \
     } while (0)
@@ -160,7 +160,7 @@ PA_IPM_EXPORT int close(int fd)
         uint64_t ticks = pa_ticks_unfenced() - start;                    \
         if (stream != NULL)                                              \
             mark(fileno(stream), 1);                                     \
-        if (stream != NULL && pa_ipm_active && !pa_ipm_self.in_mpi)           \
+        if (stream != NULL && pa_ipm_active && !pa_ipm_self.in_mpi)      \
             pa_ipm_record(PA_IPM_ID_fopen, 0, -1, MPI_COMM_NULL, ticks); \
         return stream;                                                   \
     } while (0)

@@ -9,7 +9,7 @@
  * Threads (MPI_THREAD_MULTIPLE): each thread records into a table of its own -- the thread that
  * called MPI_Init into pa_ipm.table, the others into one allocated at their first event -- so the
  * path takes no lock and makes no atomic read-modify-write; at the end the tables are merged into
- * pa_ipm.table (the per-thread buffers of mpiP and Score-P, merged once). A program with one
+ * pa_ipm.table (per-thread buffers merged once, as Score-P keeps its locations). A program with one
  * thread gets exactly the table a single shared one would hold. Threads beyond
  * PA_IPM_MAX_TABLES, or whose table could not be allocated, share one table under the lock.
  *
@@ -119,8 +119,8 @@ static inline int first_slot(uint64_t hash, int capacity)
 
 /* The record of this key in `table` (added if new), or its overflow record when it is full.
  * Linear probing, wrapping at the end of the table. */
-static __attribute__((noinline)) pa_ipm_record_t *find(pa_ipm_table_t *table, int region,
-                                                       int call, int bucket, int world)
+static __attribute__((noinline)) pa_ipm_record_t *find(pa_ipm_table_t *table, int region, int call,
+                                                       int bucket, int world)
 {
     int capacity = pa_ipm.capacity;
     int index = first_slot(key_hash(region, call, bucket, world), capacity);
@@ -250,8 +250,7 @@ static void fold(const pa_ipm_table_t *from)
     }
     const pa_ipm_record_t *o = &from->overflow;
     if (o->count > 0)
-        add(&pa_ipm.table.overflow, o->count, o->bytes, o->ticks_total, o->ticks_min,
-            o->ticks_max);
+        add(&pa_ipm.table.overflow, o->count, o->bytes, o->ticks_total, o->ticks_min, o->ticks_max);
 }
 
 void pa_ipm_merge_tables(void)

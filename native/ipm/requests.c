@@ -56,7 +56,10 @@ static void count_pending(int change)
 
 static uint64_t handle_bits(MPI_Request request) { return PA_IPM_HANDLE_BITS(request); }
 
-static unsigned home_slot(uint64_t bits) { return pa_ipm_fibonacci_slot(bits, PA_IPM_PENDING_BITS); }
+static unsigned home_slot(uint64_t bits)
+{
+    return pa_ipm_fibonacci_slot(bits, PA_IPM_PENDING_BITS);
+}
 
 void pa_ipm_post(MPI_Request request, int call, uint64_t posted_bytes, int peer, MPI_Comm comm,
                  uint64_t ticks)
@@ -189,7 +192,7 @@ static void snapshot_release(snapshot_t *s, const MPI_Status *caller)
 }
 
 #define PA_IPM_COMPLETION(name, call)                                                   \
-    pa_ipm_self.in_mpi++;                                                                    \
+    pa_ipm_self.in_mpi++;                                                               \
     uint64_t start = pa_ticks_unfenced();                                               \
     int code = call;                                                                    \
     pa_ipm_record(PA_IPM_ID_##name, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start); \
@@ -200,7 +203,7 @@ static void snapshot_release(snapshot_t *s, const MPI_Status *caller)
 #define PA_IPM_POLL(name, slot, call)                                                       \
     pa_ipm_poll_t *run = pa_ipm_poll_start(slot);                                           \
     int timed = run == NULL || pa_ipm_poll_counts(run);                                     \
-    pa_ipm_self.in_mpi++;                                                                        \
+    pa_ipm_self.in_mpi++;                                                                   \
     uint64_t start = timed ? pa_ticks_unfenced() : 0;                                       \
     int code = call;                                                                        \
     if (timed && run)                                                                       \

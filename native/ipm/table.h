@@ -22,10 +22,10 @@ typedef struct {
 /* A record table: one per thread that records (record.c), merged into pa_ipm.table at the end. */
 typedef struct pa_ipm_table {
     pa_ipm_record_t records[PA_IPM_MAX_RECORDS];
-    pa_ipm_record_t overflow;                 /* every event that found no slot */
-    pa_ipm_record_t *last[PA_IPM_NCALLS];     /* per call, the record of its latest event */
-    int used;                                 /* slots taken */
-    _Atomic int busy;                         /* the owner thread is updating it (record.c) */
+    pa_ipm_record_t overflow;             /* every event that found no slot */
+    pa_ipm_record_t *last[PA_IPM_NCALLS]; /* per call, the record of its latest event */
+    int used;                             /* slots taken */
+    _Atomic int busy;                     /* the owner thread is updating it (record.c) */
 } pa_ipm_table_t;
 
 typedef struct {
