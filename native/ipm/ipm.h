@@ -115,17 +115,6 @@ typedef struct {
 } pa_ipm_thread_t;
 extern PA_IPM_THREAD_LOCAL pa_ipm_thread_t pa_ipm_self;
 
-/* This thread's run of poll `slot` in its current region; NULL when not recording (then the
- * caller records the call itself). The common case inline: a run already in this region. */
-pa_ipm_poll_t *pa_ipm_poll_start_slow(int slot);
-static inline pa_ipm_poll_t *pa_ipm_poll_start(int slot)
-{
-    pa_ipm_poll_t *run = pa_ipm_self.polls ? &pa_ipm_self.polls[slot] : NULL;
-    if (run != NULL && run->region == pa_ipm_self.region && pa_ipm_active)
-        return run;
-    return pa_ipm_poll_start_slow(slot);
-}
-
 /* One event of `call` in `region` that moved `bytes` with `peer` (a rank of `comm`, or negative
  * for none) and took `ticks` timer ticks. Safe from any thread (record.c). A nonblocking
  * receive's event belongs where it was posted, so the region is an argument. */
@@ -138,6 +127,17 @@ static inline void pa_ipm_record(int call, uint64_t bytes, int peer, MPI_Comm co
 }
 /* This thread's innermost region (0: outside every region). */
 static inline int pa_ipm_current_region(void) { return pa_ipm_self.region; }
+
+/* This thread's run of poll `slot` in its current region; NULL when not recording (then the
+ * caller records the call itself). The common case inline: a run already in this region. */
+pa_ipm_poll_t *pa_ipm_poll_start_slow(int slot);
+static inline pa_ipm_poll_t *pa_ipm_poll_start(int slot)
+{
+    pa_ipm_poll_t *run = pa_ipm_self.polls ? &pa_ipm_self.polls[slot] : NULL;
+    if (run != NULL && run->region == pa_ipm_self.region && pa_ipm_active)
+        return run;
+    return pa_ipm_poll_start_slow(slot);
+}
 
 void pa_ipm_poll_timed(pa_ipm_poll_t *run, uint64_t ticks);
 void pa_ipm_flush_polls(void); /* every thread's runs into the table, at the end */

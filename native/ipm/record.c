@@ -262,8 +262,11 @@ void pa_ipm_merge_tables(void)
     int count = atomic_load(&table_count);
     for (int t = 0; t < count && t < PA_IPM_MAX_TABLES; t++) {
         pa_ipm_table_t *table = atomic_load_explicit(&tables[t], memory_order_acquire);
-        while (table != NULL && atomic_load_explicit(&table->busy, memory_order_acquire))
-            ; /* its owner passed the pa_ipm_active check before it was cleared */
+        /* Its owner passed the pa_ipm_active check before it was cleared. Not this thread's own
+         * table: interrupted in an update by a signal whose handler exits, it would wait forever. */
+        while (table != NULL && table != pa_ipm_self.table &&
+               atomic_load_explicit(&table->busy, memory_order_acquire))
+            ;
         if (table != NULL && t > 0)
             fold(table);
     }

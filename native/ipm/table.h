@@ -64,7 +64,8 @@ extern pa_ipm_state_t pa_ipm;
 int pa_ipm_in_rank_process(void);
 
 /* The lock of pa_ipm's shared parts (regions, counters of region errors, the table of threads
- * without one of their own): every update of them after MPI_Init happens under it. */
+ * without one of their own; the pending receives under MPI_THREAD_MULTIPLE): every update of them
+ * after MPI_Init happens under it. */
 void pa_ipm_lock(void);
 void pa_ipm_unlock(void);
 
