@@ -216,6 +216,19 @@ def test_threads_calling_mpi_at_once_lose_no_event(tmp_path):
         assert document["overflow"]["count"] == 0
 
 
+def test_threads_events_that_find_no_slot_after_the_merge_are_all_in_the_overflow(tmp_path):
+    """Each thread records into its own table, merged at the end into the process's: with one slot,
+    MPI_Comm_rank (before the threads start) takes it and every MPI_Sendrecv of the 4 threads is
+    folded into the overflow record, none lost in the merge."""
+    env = {"PERFATLAS_IPM_TABLE_SIZE": "1"}
+    for document in run_exact(tmp_path, env, program="pa-ipm-threads"):
+        assert by_key(kinds(document)) == [("MPI_Comm_rank", "", 0, None, 1)]
+        assert document["table"] == {"capacity": 1, "used": 1}
+        overflow = document["overflow"]
+        assert (overflow["count"], overflow["bytes"]) == (40000, 40000 * 8)
+        assert 0 < overflow["min_s"] <= overflow["max_s"] <= overflow["total_s"]
+
+
 def test_partial_document_fields_of_a_complete_run(full):
     for document in full:
         assert document["partial"] is False and "reason" not in document

@@ -37,9 +37,9 @@ def expected(rank: int) -> list[Kind]:
         ("MPI_Win_fence", "rma", 0, None, 3),
         ("MPI_Accumulate", "rma", 4, other, 1),
         ("MPI_Win_free", "rma", 0, None, 1),
-        ("MPI_Type_contiguous", "types", 0, None, 1),
-        ("MPI_Type_commit", "types", 0, None, 1),
-        ("MPI_Type_free", "types", 0, None, 1),
+        ("MPI_Type_contiguous", "types", 0, None, 2),
+        ("MPI_Type_commit", "types", 0, None, 2),
+        ("MPI_Type_free", "types", 0, None, 2),
         ("MPI_File_open", "io", 0, None, 1),
         ("MPI_File_write", "io", 40, None, 1),
         ("MPI_File_seek", "io", 0, None, 1),
@@ -64,6 +64,7 @@ def expected(rank: int) -> list[Kind]:
             ("MPI_Alltoallv", "coll", 12, None, 1),  # 1 + 2 ints
             ("MPI_Put", "rma", 8, 1, 1),
             ("MPI_Send", "types", 24, 1, 1),  # 2 x 3 ints
+            ("MPI_Send", "types", 40, 1, 1),  # 2 x 5 ints, a type made after the first was freed
         ]
     return common + [
         ("MPI_Recv", "p2p", 40, 0, 1),  # the MPI_Ssend
@@ -83,6 +84,7 @@ def expected(rank: int) -> list[Kind]:
         ("MPI_Alltoallv", "coll", 20, None, 1),  # 2 + 3 ints
         ("MPI_Get", "rma", 4, 0, 1),
         ("MPI_Recv", "types", 24, 0, 1),
+        ("MPI_Recv", "types", 40, 0, 1),
     ]
 
 
@@ -111,8 +113,8 @@ def test_sends_and_one_sided_transfers_fill_the_matrix(run):
             if call in MATRIX:
                 matrix[rank][peer] += size * events
                 messages[rank][peer] += events
-    assert profile["matrix"]["bytes"] == matrix == [[0, 112], [66, 0]]
-    assert profile["matrix"]["messages"] == messages == [[0, 7], [5, 0]]
+    assert profile["matrix"]["bytes"] == matrix == [[0, 152], [66, 0]]
+    assert profile["matrix"]["messages"] == messages == [[0, 8], [5, 0]]
     collective = {c["call"] for c in profile["calls"] if c["collective"]}
     assert collective == {
         "MPI_Barrier",

@@ -136,7 +136,7 @@ static void aggregate_calls(pa_ipm_profile_t *profile, const int map[], double *
     double *least = malloc((size_t)n * sizeof *least), *made = calloc((size_t)n, sizeof *made);
     unsigned char *present = calloc((size_t)n, 1);
     for (int slot = 0; slot < pa_ipm.capacity; slot++) {
-        const pa_ipm_record_t *record = &pa_ipm.records[slot];
+        const pa_ipm_record_t *record = &pa_ipm.table.records[slot];
         if (!record->used)
             continue;
         int at = map[record->region] * PA_IPM_NCALLS + record->call;
@@ -206,7 +206,7 @@ static void aggregate_histogram(pa_ipm_profile_t *profile)
     double *count = calloc((size_t)n, sizeof *count), *bytes = calloc((size_t)n, sizeof *bytes);
     double *time = calloc((size_t)n, sizeof *time);
     for (int slot = 0; slot < pa_ipm.capacity; slot++) {
-        const pa_ipm_record_t *record = &pa_ipm.records[slot];
+        const pa_ipm_record_t *record = &pa_ipm.table.records[slot];
         if (!record->used)
             continue;
         int at = record->call * PA_IPM_BUCKETS + record->bucket;
@@ -228,7 +228,7 @@ static void aggregate_matrix(pa_ipm_profile_t *profile)
         return;
     double *row = calloc(2 * (size_t)tasks, sizeof *row);
     for (int slot = 0; slot < pa_ipm.capacity; slot++) {
-        const pa_ipm_record_t *record = &pa_ipm.records[slot];
+        const pa_ipm_record_t *record = &pa_ipm.table.records[slot];
         int kind = pa_ipm_call_kinds[record->call];
         if (record->used && record->peer >= 0 &&
             (kind == PA_IPM_KIND_SEND || kind == PA_IPM_KIND_PUT)) {
@@ -253,10 +253,10 @@ static void aggregate_matrix(pa_ipm_profile_t *profile)
 /* The small figures: overflow, table use, region errors, memory. */
 static void aggregate_counters(pa_ipm_profile_t *profile, const pa_ipm_rank_row_t *row)
 {
-    double mine[9] = {(double)pa_ipm.overflow.count,
-                      (double)pa_ipm.overflow.bytes,
-                      pa_ticks_to_seconds(pa_ipm.overflow.ticks_total),
-                      pa_ipm.overflow.count > 0,
+    double mine[9] = {(double)pa_ipm.table.overflow.count,
+                      (double)pa_ipm.table.overflow.bytes,
+                      pa_ticks_to_seconds(pa_ipm.table.overflow.ticks_total),
+                      pa_ipm.table.overflow.count > 0,
                       (double)pa_ipm.regions_full,
                       (double)pa_ipm.unbalanced_pops,
                       (double)pa_ipm.mismatched_pops,
@@ -271,7 +271,7 @@ static void aggregate_counters(pa_ipm_profile_t *profile, const pa_ipm_rank_row_
         profile->too_deep = sums[8];
     }
     free(sums);
-    double used = pa_ipm.used;
+    double used = pa_ipm.table.used;
     PMPI_Reduce(&used, &profile->table_used_max, 1, MPI_DOUBLE, MPI_MAX, 0, pa_ipm.comm);
     reduce_spread(&row->maxrss_bytes, NULL, 1, &profile->maxrss);
     PMPI_Allreduce(&pa_ipm.counted, &profile->counted, 1, MPI_INT, MPI_MIN, pa_ipm.comm);
@@ -296,7 +296,7 @@ void pa_ipm_aggregate(pa_ipm_profile_t *profile)
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
     row.maxrss_bytes = 1024.0 * (double)usage.ru_maxrss;
-    row.overflow_events = (double)pa_ipm.overflow.count;
+    row.overflow_events = (double)pa_ipm.table.overflow.count;
     aggregate_counters(profile, &row);
     if (pa_ipm.rank == 0)
         profile->ranks = malloc((size_t)profile->tasks * sizeof *profile->ranks);

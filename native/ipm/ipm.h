@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 #include <stdint.h>
+#include <string.h>
 
 /* The kinds of calls.def: how a call's shim is shaped and what its events mean. */
 enum pa_ipm_kind {
@@ -51,8 +52,13 @@ extern const unsigned char pa_ipm_call_kinds[PA_IPM_NCALLS];
     pa_ipm_bytes_v((comm), 1, (counts), (datatypes), MPI_DATATYPE_NULL)
 #define PA_IPM_WINDOW_PEER(rank, win) pa_ipm_window_peer((rank), (win))
 
+/* The size of one element of datatype in bytes, 0 for MPI_DATATYPE_NULL (types.c: cached). */
+uint64_t pa_ipm_type_size(MPI_Datatype datatype);
 /* count x the size of datatype, in bytes (0 for MPI_DATATYPE_NULL or a negative count). */
-uint64_t pa_ipm_bytes(int count, MPI_Datatype datatype);
+static inline uint64_t pa_ipm_bytes(int count, MPI_Datatype datatype)
+{
+    return count > 0 ? (uint64_t)count * pa_ipm_type_size(datatype) : 0;
+}
 /* The bytes a completed receive's status says arrived. */
 uint64_t pa_ipm_received(const MPI_Status *status);
 /* columns.c: the sum of counts[i] x the size of datatypes[i] (or of datatype) over the ranks a
@@ -63,23 +69,24 @@ uint64_t pa_ipm_bytes_v(MPI_Comm comm, int neighbors, const int counts[],
 int pa_ipm_is_root(int root, MPI_Comm comm);
 int pa_ipm_window_peer(int rank, MPI_Win win);
 
+/* The bits of an MPI handle (an int in MPICH, a pointer in Open MPI), as a key. */
+#define PA_IPM_HANDLE_BITS(handle)                                                         \
+    __extension__({                                                                        \
+        uint64_t pa_bits = 0;                                                              \
+        memcpy(&pa_bits, &(handle), sizeof(handle) < sizeof pa_bits ? sizeof(handle) : 8); \
+        pa_bits;                                                                           \
+    })
+/* Fibonacci hashing (Knuth, TAOCP vol. 3, 6.4): a key's slot among 2^slot_bits. */
+static inline unsigned pa_ipm_fibonacci_slot(uint64_t key, int slot_bits)
+{
+    return (unsigned)((key * 0x9e3779b97f4a7c15ull) >> (64 - slot_bits));
+}
+
 /* 1 once MPI_Init has returned and until the profile is written: events are recorded. */
 extern int pa_ipm_active;
 /* Thread-local storage of the profiler: initial-exec, a fixed offset from the thread pointer (no
  * __tls_get_addr call per access), valid because the library is preloaded or linked, not dlopened. */
 #define PA_IPM_THREAD_LOCAL _Thread_local __attribute__((tls_model("initial-exec")))
-
-/* Depth of MPI calls on this thread: I/O inside MPI (MPI-IO's own writes) is not counted twice. */
-extern PA_IPM_THREAD_LOCAL int pa_ipm_in_mpi;
-
-/* The one function every shim calls: one event of `call` that moved `bytes` with `peer` (a rank
- * of `comm`, or negative for none) and took `ticks` timer ticks. Safe from any thread. */
-void pa_ipm_record(int call, uint64_t bytes, int peer, MPI_Comm comm, uint64_t ticks);
-/* The same, in a given region (a nonblocking receive's event belongs where it was posted). */
-void pa_ipm_record_at(int region, int call, uint64_t bytes, int peer, MPI_Comm comm,
-                      uint64_t ticks);
-/* This thread's innermost region (0: outside every region). */
-int pa_ipm_current_region(void);
 
 /* Polls (polls.c): the Test family, counted per thread, timed exactly for the first
  * PA_IPM_POLL_EXACT calls of a run and then one call in PA_IPM_POLL_EVERY. */
@@ -91,15 +98,47 @@ typedef struct {
     int slot, region;
     uint64_t calls, timed, ticks, min, max; /* ticks, min, max: of the timed calls */
 } pa_ipm_poll_t;
-/* This thread's run of poll `slot` in its current region; NULL when not recording (then the
- * caller records the call itself). */
-pa_ipm_poll_t *pa_ipm_poll_start(int slot);
 /* Whether the next call of `run` is timed (then pa_ipm_poll_timed gets its ticks); counts it. */
 static inline int pa_ipm_poll_counts(pa_ipm_poll_t *run)
 {
     uint64_t n = run->calls++;
     return n < PA_IPM_POLL_EXACT || n % PA_IPM_POLL_EVERY == 0;
 }
+/* What the event path reads of this thread, in one thread-local block (one thread-pointer offset,
+ * not one per variable). */
+struct pa_ipm_table;
+typedef struct {
+    int in_mpi; /* depth of MPI calls: I/O inside MPI (MPI-IO's own writes) is not counted twice */
+    int region; /* the innermost region (0: outside every region), kept by table.c */
+    struct pa_ipm_table *table; /* where this thread's events go (record.c); NULL until its first */
+    pa_ipm_poll_t *polls;       /* this thread's poll runs, one per poll call (polls.c) */
+} pa_ipm_thread_t;
+extern PA_IPM_THREAD_LOCAL pa_ipm_thread_t pa_ipm_self;
+
+/* One event of `call` in `region` that moved `bytes` with `peer` (a rank of `comm`, or negative
+ * for none) and took `ticks` timer ticks. Safe from any thread (record.c). A nonblocking
+ * receive's event belongs where it was posted, so the region is an argument. */
+void pa_ipm_record_at(int region, int call, uint64_t bytes, int peer, MPI_Comm comm,
+                      uint64_t ticks);
+/* The one function every shim calls: the event in this thread's innermost region. */
+static inline void pa_ipm_record(int call, uint64_t bytes, int peer, MPI_Comm comm, uint64_t ticks)
+{
+    pa_ipm_record_at(pa_ipm_self.region, call, bytes, peer, comm, ticks);
+}
+/* This thread's innermost region (0: outside every region). */
+static inline int pa_ipm_current_region(void) { return pa_ipm_self.region; }
+
+/* This thread's run of poll `slot` in its current region; NULL when not recording (then the
+ * caller records the call itself). The common case inline: a run already in this region. */
+pa_ipm_poll_t *pa_ipm_poll_start_slow(int slot);
+static inline pa_ipm_poll_t *pa_ipm_poll_start(int slot)
+{
+    pa_ipm_poll_t *run = pa_ipm_self.polls ? &pa_ipm_self.polls[slot] : NULL;
+    if (run != NULL && run->region == pa_ipm_self.region && pa_ipm_active)
+        return run;
+    return pa_ipm_poll_start_slow(slot);
+}
+
 void pa_ipm_poll_timed(pa_ipm_poll_t *run, uint64_t ticks);
 void pa_ipm_flush_polls(void); /* every thread's runs into the table, at the end */
 /* `events` events of `call` in `region` at once, taking ticks_total in all (polls.c). */

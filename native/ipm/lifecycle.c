@@ -14,6 +14,7 @@ static void stop(void)
     pa_ipm_flush_polls();
     pa_ipm_flush_posted();
     pa_ipm_active = 0;
+    pa_ipm_merge_tables(); /* every thread's events into pa_ipm.table, which the files show */
 }
 
 static void exit_without_finalize(void)
@@ -35,17 +36,17 @@ static int started(int code)
 
 PA_IPM_EXPORT int MPI_Init(int *argc, char ***argv)
 {
-    pa_ipm_in_mpi++; /* files MPI opens while starting are its own */
+    pa_ipm_self.in_mpi++; /* files MPI opens while starting are its own */
     int code = PMPI_Init(argc, argv);
-    pa_ipm_in_mpi--;
+    pa_ipm_self.in_mpi--;
     return started(code);
 }
 
 PA_IPM_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    pa_ipm_in_mpi++;
+    pa_ipm_self.in_mpi++;
     int code = PMPI_Init_thread(argc, argv, required, provided);
-    pa_ipm_in_mpi--;
+    pa_ipm_self.in_mpi--;
     return started(code);
 }
 

@@ -22,8 +22,8 @@ typedef struct {
     pa_ipm_poll_t runs[PA_IPM_POLL_CALLS];
 } poll_thread_t;
 
-static PA_IPM_THREAD_LOCAL poll_thread_t *mine;
-static PA_IPM_THREAD_LOCAL int no_room; /* this thread found the accumulator list full */
+static PA_IPM_THREAD_LOCAL poll_thread_t *mine; /* its runs are pa_ipm_self.polls */
+static PA_IPM_THREAD_LOCAL int no_room;         /* this thread found the accumulator list full */
 static poll_thread_t *threads[PA_IPM_POLL_THREADS];
 static atomic_int thread_count;
 
@@ -50,10 +50,11 @@ static poll_thread_t *this_thread(void)
     for (int slot = 0; slot < PA_IPM_POLL_CALLS; slot++)
         created->runs[slot].slot = slot;
     threads[index] = created; /* read only at the end, after the threads have stopped polling */
+    pa_ipm_self.polls = created->runs;
     return mine = created;
 }
 
-pa_ipm_poll_t *pa_ipm_poll_start(int slot)
+pa_ipm_poll_t *pa_ipm_poll_start_slow(int slot)
 {
     poll_thread_t *thread = pa_ipm_active ? this_thread() : NULL;
     if (thread == NULL)

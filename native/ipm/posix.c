@@ -29,13 +29,13 @@ static atomic_uchar opened_by_program[PA_IPM_MAX_FDS];
 
 static int counted(int fd)
 {
-    return pa_ipm_active && !pa_ipm_in_mpi && fd >= 0 && fd < PA_IPM_MAX_FDS &&
+    return pa_ipm_active && !pa_ipm_self.in_mpi && fd >= 0 && fd < PA_IPM_MAX_FDS &&
            atomic_load_explicit(&opened_by_program[fd], memory_order_relaxed);
 }
 
 static void mark(int fd, unsigned char opened)
 {
-    if (fd >= 0 && fd < PA_IPM_MAX_FDS && !pa_ipm_in_mpi)
+    if (fd >= 0 && fd < PA_IPM_MAX_FDS && !pa_ipm_self.in_mpi)
         atomic_store_explicit(&opened_by_program[fd], opened, memory_order_relaxed);
 }
 
@@ -61,7 +61,7 @@ static uint64_t moved(ssize_t result) { return result > 0 ? (uint64_t)result : 0
         int fd = call;                                                  \
         uint64_t ticks = pa_ticks_unfenced() - start;                   \
         mark(fd, 1);                                                    \
-        if (fd >= 0 && pa_ipm_active && !pa_ipm_in_mpi)                 \
+        if (fd >= 0 && pa_ipm_active && !pa_ipm_self.in_mpi)            \
             pa_ipm_record(PA_IPM_ID_##id, 0, -1, MPI_COMM_NULL, ticks); \
         return fd;                                                      \
     } while (0)
@@ -160,7 +160,7 @@ PA_IPM_EXPORT int close(int fd)
         uint64_t ticks = pa_ticks_unfenced() - start;                    \
         if (stream != NULL)                                              \
             mark(fileno(stream), 1);                                     \
-        if (stream != NULL && pa_ipm_active && !pa_ipm_in_mpi)           \
+        if (stream != NULL && pa_ipm_active && !pa_ipm_self.in_mpi)      \
             pa_ipm_record(PA_IPM_ID_fopen, 0, -1, MPI_COMM_NULL, ticks); \
         return stream;                                                   \
     } while (0)

@@ -59,7 +59,7 @@ static void write_records(pa_json *json)
     pa_json_key(json, "records");
     pa_json_begin_array(json);
     for (int slot = 0; slot < pa_ipm.capacity; slot++) {
-        const pa_ipm_record_t *record = &pa_ipm.records[slot];
+        const pa_ipm_record_t *record = &pa_ipm.table.records[slot];
         if (!record->used)
             continue;
         pa_json_begin_object(json);
@@ -109,7 +109,7 @@ static void write_document(pa_json *json, const char *partial_reason)
     pa_json_key(json, "table");
     pa_json_begin_object(json);
     pa_json_key_int(json, "capacity", pa_ipm.capacity);
-    pa_json_key_int(json, "used", pa_ipm.used);
+    pa_json_key_int(json, "used", pa_ipm.table.used);
     pa_json_end_object(json);
     write_regions(json);
     pa_json_key(json, "region_errors");
@@ -123,7 +123,7 @@ static void write_document(pa_json *json, const char *partial_reason)
     write_records(json);
     pa_json_key(json, "overflow");
     pa_json_begin_object(json);
-    write_times(json, &pa_ipm.overflow);
+    write_times(json, &pa_ipm.table.overflow);
     pa_json_end_object(json);
     pa_json_end_object(json);
 }

@@ -4,7 +4,10 @@
  * the post. The Wait and Test shims are written here by hand (CUSTOM in calls.def).
  *
  * The pending receives live in a fixed open-addressing table with linear probing and
- * backward-shift deletion (Knuth, TAOCP vol. 3, 6.4, Algorithm R), under the table lock. When it is
+ * backward-shift deletion (Knuth, TAOCP vol. 3, 6.4, Algorithm R). Under MPI_THREAD_MULTIPLE it is
+ * updated under the table lock; at the lower thread levels only one thread at a time is inside
+ * MPI (MPI-3.1, 12.4.3), which serializes the updates already, so no lock is taken. Its count is
+ * atomic, read without the lock, and written only by whoever updates the table. When it is
  * full, a receive is recorded at its post with the posted capacity and counted as untracked.
  * Completions snapshot the request handles first (completion overwrites them with
  * MPI_REQUEST_NULL), and substitute real statuses for MPI_STATUS(ES)_IGNORE, only while some
@@ -16,7 +19,8 @@
 #include "table.h"
 #include "timer.h"
 
-#define PA_IPM_MAX_PENDING    1024 /* a power of two */
+#define PA_IPM_PENDING_BITS   10
+#define PA_IPM_MAX_PENDING    (1 << PA_IPM_PENDING_BITS)
 #define PA_IPM_STACK_REQUESTS 64
 
 typedef struct {
@@ -29,17 +33,32 @@ typedef struct {
 static pending_t pending[PA_IPM_MAX_PENDING];
 static atomic_int pending_count;
 
-static uint64_t handle_bits(MPI_Request request)
+/* The lock of the pending table, where MPI calls may run at once (MPI_THREAD_MULTIPLE). */
+static void pending_lock(void)
 {
-    uint64_t bits = 0;
-    memcpy(&bits, &request, sizeof request < sizeof bits ? sizeof request : sizeof bits);
-    return bits;
+    if (pa_ipm.thread_multiple)
+        pa_ipm_lock();
 }
+
+static void pending_unlock(void)
+{
+    if (pa_ipm.thread_multiple)
+        pa_ipm_unlock();
+}
+
+/* The count changes only under pending_lock(): a load and a store, not a locked add. */
+static void count_pending(int change)
+{
+    atomic_store_explicit(&pending_count,
+                          atomic_load_explicit(&pending_count, memory_order_relaxed) + change,
+                          memory_order_relaxed);
+}
+
+static uint64_t handle_bits(MPI_Request request) { return PA_IPM_HANDLE_BITS(request); }
 
 static unsigned home_slot(uint64_t bits)
 {
-    bits *= 0x9e3779b97f4a7c15ull; /* Fibonacci hashing */
-    return (unsigned)(bits >> 54) & (PA_IPM_MAX_PENDING - 1);
+    return pa_ipm_fibonacci_slot(bits, PA_IPM_PENDING_BITS);
 }
 
 void pa_ipm_post(MPI_Request request, int call, uint64_t posted_bytes, int peer, MPI_Comm comm,
@@ -49,19 +68,19 @@ void pa_ipm_post(MPI_Request request, int call, uint64_t posted_bytes, int peer,
         return;
     uint64_t bits = handle_bits(request);
     int region = pa_ipm_current_region();
-    pa_ipm_lock();
+    pending_lock();
     int full = atomic_load(&pending_count) == PA_IPM_MAX_PENDING - 1; /* keep one slot free */
     if (!full) {
         unsigned slot = home_slot(bits);
         while (pending[slot].handle != 0 && pending[slot].handle != bits)
             slot = (slot + 1) & (PA_IPM_MAX_PENDING - 1);
         if (pending[slot].handle == 0)
-            atomic_fetch_add(&pending_count, 1);
+            count_pending(1);
         pending[slot] = (pending_t){bits, call, region, peer, comm, posted_bytes, ticks};
     } else {
         pa_ipm.untracked_receives++;
     }
-    pa_ipm_unlock();
+    pending_unlock();
     if (full)
         pa_ipm_record_at(region, call, posted_bytes, peer, comm, ticks);
 }
@@ -69,7 +88,7 @@ void pa_ipm_post(MPI_Request request, int call, uint64_t posted_bytes, int peer,
 /* Removes the pending receive with these bits into *found; 0 when there is none. */
 static int take(uint64_t bits, pending_t *found)
 {
-    pa_ipm_lock();
+    pending_lock();
     unsigned slot = home_slot(bits);
     while (pending[slot].handle != 0 && pending[slot].handle != bits)
         slot = (slot + 1) & (PA_IPM_MAX_PENDING - 1);
@@ -90,9 +109,9 @@ static int take(uint64_t bits, pending_t *found)
             }
         }
         pending[hole].handle = 0;
-        atomic_fetch_sub(&pending_count, 1);
+        count_pending(-1);
     }
-    pa_ipm_unlock();
+    pending_unlock();
     return hit;
 }
 
@@ -173,25 +192,25 @@ static void snapshot_release(snapshot_t *s, const MPI_Status *caller)
 }
 
 #define PA_IPM_COMPLETION(name, call)                                                   \
-    pa_ipm_in_mpi++;                                                                    \
+    pa_ipm_self.in_mpi++;                                                               \
     uint64_t start = pa_ticks_unfenced();                                               \
     int code = call;                                                                    \
     pa_ipm_record(PA_IPM_ID_##name, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start); \
-    pa_ipm_in_mpi--
+    pa_ipm_self.in_mpi--
 
 /* A Test call: counted in this thread's poll run and timed when the run says so (polls.c); timed
  * and recorded like any call when there is no run. */
 #define PA_IPM_POLL(name, slot, call)                                                       \
     pa_ipm_poll_t *run = pa_ipm_poll_start(slot);                                           \
     int timed = run == NULL || pa_ipm_poll_counts(run);                                     \
-    pa_ipm_in_mpi++;                                                                        \
+    pa_ipm_self.in_mpi++;                                                                   \
     uint64_t start = timed ? pa_ticks_unfenced() : 0;                                       \
     int code = call;                                                                        \
     if (timed && run)                                                                       \
         pa_ipm_poll_timed(run, pa_ticks_unfenced() - start);                                \
     else if (timed)                                                                         \
         pa_ipm_record(PA_IPM_ID_##name, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start); \
-    pa_ipm_in_mpi--
+    pa_ipm_self.in_mpi--
 
 PA_IPM_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {

@@ -1,14 +1,9 @@
-/* The record table of perfatlas-ipm, and its regions.
+/* The state of perfatlas-ipm shared by its parts (pa_ipm), and its regions.
  *
- * One fixed-size open-addressing hash table per process, keyed by (region, call, size bucket,
- * peer as a rank of MPI_COMM_WORLD); each record keeps the event count, the exact bytes and the
- * total, minimum and maximum time. Memory is fixed (no allocation on the event path): when no slot
- * is left, an event is folded into one overflow record whose count the profile gives, so nothing
- * is dropped silently.
- *
- * Threads (MPI_THREAD_MULTIPLE): every update happens under one spinlock (a C11 atomic_flag), held
- * for a few dozen instructions. Region stacks are per thread (_Thread_local): MPI_Pcontrol in one
- * thread places that thread's calls. */
+ * The record tables and the event path are record.c's. Updates of the shared state after MPI_Init
+ * (regions, their error counters, the pending receives of requests.c) happen under one spinlock
+ * (a C11 atomic_flag), held for a few dozen instructions. Region stacks are per thread
+ * (_Thread_local): MPI_Pcontrol in one thread places that thread's calls. */
 #define _GNU_SOURCE /* RUSAGE_THREAD */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -47,10 +42,8 @@ pa_ipm_state_t pa_ipm = {.capacity = PA_IPM_MAX_RECORDS,
                          .rank = -1,
                          .comm = MPI_COMM_NULL};
 int pa_ipm_active;
-PA_IPM_THREAD_LOCAL int pa_ipm_in_mpi;
 
 static atomic_flag table_lock = ATOMIC_FLAG_INIT;
-static int rank_cache_key = MPI_KEYVAL_INVALID;
 
 /* This thread's open regions; depth may exceed PA_IPM_MAX_DEPTH (deeper levels are counted in
  * too_deep, not kept: their events and time are the deepest kept region's). */
@@ -81,21 +74,13 @@ void pa_ipm_cpu_seconds(int who, double *user_s, double *system_s)
     *system_s = (double)usage.ru_stime.tv_sec + 1e-6 * (double)usage.ru_stime.tv_usec;
 }
 
-int pa_ipm_current_region(void)
+/* The innermost region of this thread's stack, which its events go to (pa_ipm_self.region). */
+static int innermost(void)
 {
     if (region_depth == 0)
         return 0;
     int top = region_depth < PA_IPM_MAX_DEPTH ? region_depth : PA_IPM_MAX_DEPTH;
     return region_stack[top - 1].id;
-}
-
-/* A communicator's ranks as ranks of MPI_COMM_WORLD, cached on the communicator as an MPI
- * attribute (freed with it): translated once per communicator, not once per call. */
-static int free_rank_cache(MPI_Comm comm, int key, void *cache, void *extra)
-{
-    (void)comm, (void)key, (void)extra;
-    free(cache);
-    return MPI_SUCCESS;
 }
 
 void pa_ipm_start(void)
@@ -104,8 +89,10 @@ void pa_ipm_start(void)
     pa_ipm.pid = (long)getpid();
     PMPI_Comm_rank(MPI_COMM_WORLD, &pa_ipm.rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &pa_ipm.size);
+    int provided = MPI_THREAD_MULTIPLE;
+    PMPI_Query_thread(&provided);
+    pa_ipm.thread_multiple = provided == MPI_THREAD_MULTIPLE;
     PMPI_Comm_dup(MPI_COMM_WORLD, &pa_ipm.comm);
-    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_rank_cache, &rank_cache_key, NULL);
     const char *size = getenv("PERFATLAS_IPM_TABLE_SIZE");
     if (size && *size) {
         int wanted = atoi(size);
@@ -118,18 +105,9 @@ void pa_ipm_start(void)
     pa_ipm.start_unix = (double)now.tv_sec + 1e-6 * (double)now.tv_usec;
     pa_ipm_cpu_seconds(RUSAGE_SELF, &pa_ipm.start_user_s, &pa_ipm.start_system_s);
     pa_ipm_counters_start();
+    pa_ipm_record_start();
     pa_ipm.start_ticks = pa_ticks();
     pa_ipm_active = 1;
-}
-
-uint64_t pa_ipm_bytes(int count, MPI_Datatype datatype)
-{
-    int size = 0;
-    if (count <= 0 || datatype == MPI_DATATYPE_NULL)
-        return 0;
-    if (PMPI_Type_size(datatype, &size) != MPI_SUCCESS)
-        return 0;
-    return (uint64_t)count * (uint64_t)size;
 }
 
 /* MPI_Get_count with MPI_BYTE gives the bytes a status describes, whatever the datatype of the
@@ -157,122 +135,6 @@ int *pa_ipm_world_ranks(MPI_Group group)
     PMPI_Group_translate_ranks(group, size, ranks, world, cache);
     PMPI_Group_free(&world);
     return realloc(cache, (size_t)size * sizeof *cache); /* shrinking: cannot fail */
-}
-
-static int *rank_cache(MPI_Comm comm)
-{
-    int *cache = NULL, found = 0, inter = 0;
-    PMPI_Comm_get_attr(comm, rank_cache_key, &cache, &found);
-    if (found)
-        return cache;
-    MPI_Group group;
-    PMPI_Comm_test_inter(comm, &inter);
-    if ((inter ? PMPI_Comm_remote_group(comm, &group) : PMPI_Comm_group(comm, &group)) !=
-        MPI_SUCCESS)
-        return NULL;
-    cache = pa_ipm_world_ranks(group);
-    if (cache != NULL)
-        PMPI_Comm_set_attr(comm, rank_cache_key, cache);
-    PMPI_Group_free(&group);
-    return cache;
-}
-
-/* A peer rank of comm as a rank of MPI_COMM_WORLD (-1 for none: MPI_ANY_SOURCE, MPI_PROC_NULL,
- * MPI_ROOT). An intercommunicator's peer is a rank of its remote group. */
-static int world_peer(int peer, MPI_Comm comm)
-{
-    if (peer < 0 || comm == MPI_COMM_NULL)
-        return -1;
-    if (comm == MPI_COMM_WORLD)
-        return peer;
-    const int *cache = rank_cache(comm);
-    if (cache == NULL)
-        return -1;
-    return cache[peer] == MPI_UNDEFINED ? -1 : cache[peer];
-}
-
-/* Size bucket: the bit length of bytes, so bucket b holds [2^(b-1), 2^b) bytes and 0 holds 0. */
-static int size_bucket(uint64_t bytes) { return bytes ? 64 - __builtin_clzll(bytes) : 0; }
-
-static uint64_t key_hash(int region, int call, int bucket, int peer)
-{
-    uint64_t key = ((uint64_t)(uint32_t)peer << 32) ^ ((uint64_t)region << 16) ^
-                   ((uint64_t)call << 7) ^ (uint64_t)bucket;
-    key ^= key >> 33; /* murmur3's finalizer */
-    key *= 0xff51afd7ed558ccdull;
-    key ^= key >> 33;
-    key *= 0xc4ceb9fe1a85ec53ull;
-    return key ^ (key >> 33);
-}
-
-static void add_event(pa_ipm_record_t *record, uint64_t bytes, uint64_t ticks)
-{
-    if (record->count == 0 || ticks < record->ticks_min)
-        record->ticks_min = ticks;
-    if (ticks > record->ticks_max)
-        record->ticks_max = ticks;
-    record->count++;
-    record->bytes += bytes;
-    record->ticks_total += ticks;
-}
-
-void pa_ipm_record(int call, uint64_t bytes, int peer, MPI_Comm comm, uint64_t ticks)
-{
-    if (pa_ipm_active)
-        pa_ipm_record_at(pa_ipm_current_region(), call, bytes, peer, comm, ticks);
-}
-
-/* The slot where a key's probing starts: the hash mapped onto [0, capacity) by a multiply and a
- * shift (Lemire, "Fast random integer generation in an interval", ACM TOMACS 2019), not by a
- * 64-bit division, which costs 35-90 cycles on many x86 cores on every MPI call's path. */
-static inline int first_slot(uint64_t hash, int capacity)
-{
-    return (int)(((unsigned __int128)hash * (uint64_t)capacity) >> 64);
-}
-
-/* The record of this key (added if new), or the overflow record when the table is full. Called
- * under the lock. Linear probing, wrapping at the end of the table. */
-static pa_ipm_record_t *find(int region, int call, int bucket, int world)
-{
-    int capacity = pa_ipm.capacity;
-    int index = first_slot(key_hash(region, call, bucket, world), capacity);
-    for (int probe = 0; probe < capacity; probe++) {
-        pa_ipm_record_t *slot = &pa_ipm.records[index];
-        if (!slot->used) {
-            *slot = (pa_ipm_record_t){1, region, call, bucket, world, 0, 0, 0, 0, 0};
-            pa_ipm.used++;
-            return slot;
-        }
-        if (slot->region == region && slot->call == call && slot->bucket == bucket &&
-            slot->peer == world)
-            return slot;
-        if (++index == capacity)
-            index = 0;
-    }
-    return &pa_ipm.overflow;
-}
-
-void pa_ipm_record_at(int region, int call, uint64_t bytes, int peer, MPI_Comm comm, uint64_t ticks)
-{
-    int bucket = size_bucket(bytes);
-    int world = world_peer(peer, comm);
-    pa_ipm_lock();
-    add_event(find(region, call, bucket, world), bytes, ticks);
-    pa_ipm_unlock();
-}
-
-void pa_ipm_record_batch(int region, int call, uint64_t events, uint64_t ticks_total,
-                         uint64_t ticks_min, uint64_t ticks_max)
-{
-    pa_ipm_lock();
-    pa_ipm_record_t *record = find(region, call, size_bucket(0), PA_IPM_NO_PEER);
-    if (record->count == 0 || ticks_min < record->ticks_min)
-        record->ticks_min = ticks_min;
-    if (ticks_max > record->ticks_max)
-        record->ticks_max = ticks_max;
-    record->count += events;
-    record->ticks_total += ticks_total;
-    pa_ipm_unlock();
 }
 
 /* The region named `name` inside `parent`, added if new; -1 when the region table is full. */
@@ -317,7 +179,7 @@ static void enter_region(const char *name, uint64_t now)
         region_depth++;
         return;
     }
-    int parent = pa_ipm_current_region();
+    int parent = innermost();
     int id = intern_region(parent, name);
     open_region_t *open = &region_stack[region_depth++];
     open->kept = id >= 0;
@@ -356,6 +218,7 @@ void pa_ipm_region(int level, const char *name)
         enter_region(exact, now);
     else
         pop_region(exact, now);
+    pa_ipm_self.region = innermost();
     pa_ipm_unlock();
 }
 
@@ -366,6 +229,7 @@ void pa_ipm_close_regions(void)
     pa_ipm_lock();
     while (region_depth > 0)
         leave_region(now);
+    pa_ipm_self.region = 0;
     pa_ipm_region_t *program = &pa_ipm.regions[0];
     double user_s, system_s;
     pa_ipm_cpu_seconds(RUSAGE_SELF, &user_s, &system_s);
@@ -398,10 +262,10 @@ void pa_ipm_region_times(double mpi_s[], double io_s[])
         mpi_s[id] = io_s[id] = 0;
     }
     for (int slot = 0; slot < pa_ipm.capacity; slot++) {
-        const pa_ipm_record_t *record = &pa_ipm.records[slot];
+        const pa_ipm_record_t *record = &pa_ipm.table.records[slot];
         if (record->used)
             pa_ipm_add_inclusive(pa_ipm_is_io(record->call) ? io_s : mpi_s, parents, record->region,
                                  pa_ticks_to_seconds(record->ticks_total));
     }
-    mpi_s[0] += pa_ticks_to_seconds(pa_ipm.overflow.ticks_total); /* its region is unknown */
+    mpi_s[0] += pa_ticks_to_seconds(pa_ipm.table.overflow.ticks_total); /* its region is unknown */
 }

@@ -19,6 +19,15 @@ typedef struct {
     uint64_t ticks_total, ticks_min, ticks_max;
 } pa_ipm_record_t;
 
+/* A record table: one per thread that records (record.c), merged into pa_ipm.table at the end. */
+typedef struct pa_ipm_table {
+    pa_ipm_record_t records[PA_IPM_MAX_RECORDS];
+    pa_ipm_record_t overflow;             /* every event that found no slot */
+    pa_ipm_record_t *last[PA_IPM_NCALLS]; /* per call, the record of its latest event */
+    int used;                             /* slots taken */
+    _Atomic int busy;                     /* the owner thread is updating it (record.c) */
+} pa_ipm_table_t;
+
 typedef struct {
     char name[PA_IPM_REGION_NAME];
     int parent;              /* region id; -1 for region 0, the whole program */
@@ -28,9 +37,8 @@ typedef struct {
 } pa_ipm_region_t;
 
 typedef struct {
-    pa_ipm_record_t records[PA_IPM_MAX_RECORDS];
-    pa_ipm_record_t overflow; /* every event that found no slot */
-    int capacity, used;
+    pa_ipm_table_t table; /* the thread that called MPI_Init records here; all, once merged */
+    int capacity;         /* slots of a table used: PA_IPM_MAX_RECORDS or fewer */
     pa_ipm_region_t regions[PA_IPM_MAX_REGIONS];
     int region_count;
     uint64_t regions_full;       /* MPI_Pcontrol(1, ...) that found the region table full */
@@ -39,6 +47,7 @@ typedef struct {
     uint64_t too_deep;           /* MPI_Pcontrol(1, ...) deeper than PA_IPM_MAX_DEPTH: not kept */
     uint64_t untracked_receives; /* nonblocking receives recorded as posted (request table full) */
     int rank, size;
+    int thread_multiple; /* MPI_THREAD_MULTIPLE provided: MPI calls of several threads at once */
     long pid;      /* the process that called MPI_Init: the only one that writes profile files */
     MPI_Comm comm; /* a duplicate of MPI_COMM_WORLD for the profiler's own reductions */
     uint64_t start_ticks, end_ticks;
@@ -54,9 +63,16 @@ extern pa_ipm_state_t pa_ipm;
 /* 1 in the process that called MPI_Init, 0 in a child it forked: only the former writes files. */
 int pa_ipm_in_rank_process(void);
 
-/* The table lock: every update of pa_ipm after MPI_Init happens under it. */
+/* The lock of pa_ipm's shared parts (regions, counters of region errors, the table of threads
+ * without one of their own; the pending receives under MPI_THREAD_MULTIPLE): every update of them
+ * after MPI_Init happens under it. */
 void pa_ipm_lock(void);
 void pa_ipm_unlock(void);
+
+/* record.c: the event path's start (at MPI_Init, on the thread that becomes the table's owner)
+ * and end: after pa_ipm_active is cleared, every thread's table merged into pa_ipm.table. */
+void pa_ipm_record_start(void);
+void pa_ipm_merge_tables(void);
 
 /* User and system CPU seconds of this thread (who = RUSAGE_THREAD) or process (RUSAGE_SELF). */
 void pa_ipm_cpu_seconds(int who, double *user_s, double *system_s);

@@ -9,11 +9,11 @@
 
 /* Times `call` into `ticks`, marking this thread as inside MPI meanwhile. */
 #define PA_IPM_TIMED(ret, code, call, ticks)         \
-    pa_ipm_in_mpi++;                                 \
+    pa_ipm_self.in_mpi++;                            \
     uint64_t pa_start = pa_ticks_unfenced();         \
     ret code = call;                                 \
     uint64_t ticks = pa_ticks_unfenced() - pa_start; \
-    pa_ipm_in_mpi--
+    pa_ipm_self.in_mpi--
 
 #define PA_IPM_SHIM_PLAIN(ret, name, params, args, bytes, peer, comm) \
     PA_IPM_EXPORT ret name params                                     \

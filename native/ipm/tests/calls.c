@@ -20,7 +20,8 @@
  *           MPI_Get 1 int from rank 0; MPI_Win_fence; MPI_Accumulate (MPI_SUM) of 1 int into
  *           `other`; MPI_Win_fence; MPI_Win_free
  *   types:  MPI_Type_contiguous of 3 ints, MPI_Type_commit; rank 0 MPI_Send 2 of them to 1
- *           (MPI_Recv); MPI_Type_free
+ *           (MPI_Recv); MPI_Type_free; then the same with 5 ints (a new type, likely under the
+ *           freed one's handle: its size must not be the old one's)
  *   io:     MPI_File_open (MPI_COMM_SELF) of DIR/calls-RANK.dat, MPI_File_write of 10 ints,
  *           MPI_File_seek to 0, MPI_File_read into room for 20 ints (10 arrive), MPI_File_close
  * DIR is the first argument (default "."). Every received value is checked; a wrong one exits
@@ -186,20 +187,27 @@ static void one_sided(int rank, int other)
         expect(exposed[1] == 8 && got == 40, "put and get");
 }
 
+/* Two of a contiguous type of `ints` ints from rank 0 to rank 1, the type freed after. */
+static void contiguous_pair(int rank, int ints)
+{
+    MPI_Datatype type;
+    MPI_Type_contiguous(ints, MPI_INT, &type);
+    MPI_Type_commit(&type);
+    int values[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+    if (rank == 0) {
+        MPI_Send(values, 2, type, 1, 9, MPI_COMM_WORLD);
+    } else {
+        values[2 * ints - 1] = 0;
+        MPI_Recv(values, 2, type, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        expect(values[2 * ints - 1] == 2 * ints - 1, "derived datatype");
+    }
+    MPI_Type_free(&type);
+}
+
 static void datatypes(int rank)
 {
-    MPI_Datatype triple;
-    MPI_Type_contiguous(3, MPI_INT, &triple);
-    MPI_Type_commit(&triple);
-    int six[6] = {0, 1, 2, 3, 4, 5};
-    if (rank == 0) {
-        MPI_Send(six, 2, triple, 1, 9, MPI_COMM_WORLD);
-    } else {
-        six[5] = 0;
-        MPI_Recv(six, 2, triple, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        expect(six[5] == 5, "derived datatype");
-    }
-    MPI_Type_free(&triple);
+    contiguous_pair(rank, 3);
+    contiguous_pair(rank, 5);
 }
 
 static void file_io(int rank, const char *folder)
