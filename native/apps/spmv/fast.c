@@ -17,8 +17,8 @@
  *               once (AVX-512 as csr_simd, else portable C the compiler may vectorize); chunks
  *               split between the threads by stored elements, each thread first-touching its own
  *
- * All three use at most one thread per NNZ_PER_THREAD nonzeros, and no parallel region for one;
- * 32-bit column indices throughout (pa_block's). */
+ * All three use at most one thread per 16,384 nonzeros (node_kernels.c), and no parallel region for
+ * one; 32-bit column indices throughout (pa_block's). */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,36 +29,11 @@
 
 #include "alloc.h"
 #include "spmv.h"
-#include "timer.h"
 
 enum {
-    SELL_C = 8,               /* rows per chunk: one AVX-512 vector of doubles */
-    SELL_SIGMA = 32 * SELL_C, /* the sorting window, in rows */
-    /* At most one thread per this many nonzeros (stored elements): below it, waking a thread
-     * costs more than its share of the product saves (a few microseconds; MKL does the same). */
-    NNZ_PER_THREAD = 1 << 14
+    SELL_C = 8,              /* rows per chunk: one AVX-512 vector of doubles */
+    SELL_SIGMA = 32 * SELL_C /* the sorting window, in rows */
 };
-
-/* bounds[0..parts]: consecutive ranges of 0..count-1 with about equal weight, weight of index i
- * being prefix[i + 1] - prefix[i] (a nonzero count: rowptr, or a chunk's stored elements). */
-static void split_by_weight(const int *prefix, int count, int parts, int *bounds)
-{
-    long long total = (long long)prefix[count] - prefix[0];
-    bounds[0] = 0;
-    for (int t = 1; t < parts; t++) {
-        long long target = prefix[0] + total * t / parts;
-        int lo = bounds[t - 1], hi = count; /* the first i with prefix[i] >= target */
-        while (lo < hi) {
-            int mid = lo + (hi - lo) / 2;
-            if (prefix[mid] < target)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        bounds[t] = lo;
-    }
-    bounds[parts] = count;
-}
 
 /* -- CSR, split by nonzeros ------------------------------------------------------------------- */
 
@@ -145,13 +120,6 @@ static void simd_rows(const pa_block *b, int first, int last, double *y)
 }
 #endif
 
-/* The threads a product of `stored` elements uses: `threads`, fewer on a small matrix. */
-static int threads_for(long long stored, int threads)
-{
-    long long useful = stored / NNZ_PER_THREAD;
-    return useful < 1 ? 1 : useful < threads ? (int)useful : threads;
-}
-
 static fast_state *fast_setup(const pa_block *b, int threads)
 {
     fast_state *s = pa_calloc(1, sizeof *s, "the kernel state");
@@ -166,8 +134,8 @@ static void *split_setup(const pa_block *b, int threads, row_range rows)
 {
     fast_state *s = fast_setup(b, threads);
     s->rows = rows;
-    s->threads = threads_for(b->nnz, threads);
-    split_by_weight(b->rowptr, b->rows, s->threads, s->bounds);
+    s->threads = pa_threads_for(b->nnz, threads);
+    pa_split_by_weight(b->rowptr, b->rows, s->threads, s->bounds);
     return s;
 }
 
@@ -191,8 +159,9 @@ static void *simd_setup(const pa_block *b, int threads, const char **why)
 
 /* One product: each thread its parts (part t when the runtime gives all `threads`, more when it
  * gives fewer); no parallel region for one thread. */
-static void split_once(const fast_state *s)
+static void split_once(const void *state)
 {
+    const fast_state *s = state;
     if (s->threads == 1) {
         s->rows(s->b, 0, s->b->rows, s->y);
         return;
@@ -202,19 +171,11 @@ static void split_once(const fast_state *s)
         s->rows(s->b, s->bounds[t], s->bounds[t + 1], s->y);
 }
 
-static double split_product(void *state)
-{
-    uint64_t start = pa_ticks();
-    split_once(state);
-    return pa_seconds_since(start);
-}
+static double split_product(void *state) { return pa_timed_products(split_once, state, 1); }
 
 static double split_products(void *state, long count)
 {
-    uint64_t start = pa_ticks();
-    for (long i = 0; i < count; i++)
-        split_once(state);
-    return pa_seconds_since(start);
+    return pa_timed_products(split_once, state, count);
 }
 
 static void fast_finish(void *state);
@@ -267,8 +228,8 @@ static void *sell_setup(const pa_block *b, int threads, const char **why)
     s->chunk_start[chunks] = (int)stored;
     s->column = pa_alloc(stored ? (size_t)stored : 1, sizeof(int), "the SELL columns");
     s->value = pa_alloc(stored ? (size_t)stored : 1, sizeof(double), "the SELL values");
-    s->threads = threads_for(stored, threads);
-    split_by_weight(s->chunk_start, chunks, s->threads, s->bounds);
+    s->threads = pa_threads_for(stored, threads);
+    pa_split_by_weight(s->chunk_start, chunks, s->threads, s->bounds);
     /* each thread fills (first-touches) the chunks it multiplies; padding: value 0 at the row's
      * last column (or column 0), a load of x the row makes anyway */
 #pragma omp parallel for schedule(static, 1) num_threads(s->threads)
@@ -315,8 +276,9 @@ static void sell_chunks(const fast_state *s, int first, int last)
     }
 }
 
-static void sell_once(const fast_state *s)
+static void sell_once(const void *state)
 {
+    const fast_state *s = state;
     if (s->threads == 1) {
         sell_chunks(s, 0, s->chunks);
         return;
@@ -326,19 +288,11 @@ static void sell_once(const fast_state *s)
         sell_chunks(s, s->bounds[t], s->bounds[t + 1]);
 }
 
-static double sell_product(void *state)
-{
-    uint64_t start = pa_ticks();
-    sell_once(state);
-    return pa_seconds_since(start);
-}
+static double sell_product(void *state) { return pa_timed_products(sell_once, state, 1); }
 
 static double sell_products(void *state, long count)
 {
-    uint64_t start = pa_ticks();
-    for (long i = 0; i < count; i++)
-        sell_once(state);
-    return pa_seconds_since(start);
+    return pa_timed_products(sell_once, state, count);
 }
 
 /* -- common ----------------------------------------------------------------------------------- */
