@@ -8,9 +8,10 @@
  *   csr_unroll  rows split between the threads by nonzeros (not by rows), each row summed with
  *               eight independent accumulators (the FMA latency chain of one sum cut in eight)
  *   csr_simd    the same split, each row summed 8 (AVX-512) or 4 (AVX2) products per FMA
- *               instruction; x's lanes come from scalar loads under AVX-512 (on Zen 4,
- *               vgatherdpd zmm measured 1.3-2.5x slower than 8 loads: docs/guide/spmv.md) and
- *               from vgatherdpd ymm under AVX2 alone; "not measurable" in a build without either
+ *               instruction; x's lanes come under AVX-512 from vgatherdpd zmm on Intel and
+ *               from scalar loads elsewhere (on Zen 4 the gather measured 1.3-2.5x slower than 8
+ *               loads, on Sapphire Rapids 1.2-1.4x faster: docs/guide/spmv.md), and from
+ *               vgatherdpd ymm under AVX2 alone; "not measurable" in a build without either
  *               (aarch64: csr_unroll is the portable kernel)
  *   sell        SELL-C-sigma: rows sorted by length within windows of sigma rows, chunks of C rows
  *               stored column by column (padded to the chunk's longest row), C lanes summed at
@@ -70,10 +71,13 @@ static void unrolled_rows(const pa_block *b, int first, int last, double *y)
 }
 
 #if defined(__AVX512F__)
-#define PA_SIMD_ROWS "AVX-512 (8 products per FMA, x by scalar loads)"
-/* x[column[0..7]] in one vector, by scalar loads (faster than vgatherdpd zmm on Zen 4). */
-static inline __m512d x_lanes(const double *x, const int *column)
+#define PA_SIMD_ROWS "AVX-512 (8 products per FMA, x by vgatherdpd on Intel, else scalar loads)"
+/* x[column[0..7]] in one vector: by vgatherdpd zmm on Intel, by 8 scalar loads elsewhere (fast.c's
+ * header). `gather` is loop-invariant: the compiler unswitches the loops that call this. */
+static inline __m512d x_lanes(const double *x, const int *column, int gather)
 {
+    if (gather)
+        return _mm512_i32gather_pd(_mm256_loadu_si256((const __m256i *)column), x, 8);
     return _mm512_set_pd(x[column[7]], x[column[6]], x[column[5]], x[column[4]], x[column[3]],
                          x[column[2]], x[column[1]], x[column[0]]);
 }
@@ -82,11 +86,12 @@ static void simd_rows(const pa_block *b, int first, int last, double *y)
 {
     const int *rowptr = b->rowptr, *colind = b->colind;
     const double *values = b->values, *x = b->x_all;
+    const int gather = __builtin_cpu_is("intel");
     for (int i = first; i < last; i++) {
         __m512d sum = _mm512_setzero_pd();
         int k = rowptr[i], end = rowptr[i + 1];
         for (; k + 8 <= end; k += 8)
-            sum = _mm512_fmadd_pd(_mm512_loadu_pd(values + k), x_lanes(x, colind + k), sum);
+            sum = _mm512_fmadd_pd(_mm512_loadu_pd(values + k), x_lanes(x, colind + k, gather), sum);
         double tail = 0.0;
         for (; k < end; k++)
             tail += values[k] * x[colind[k]];
@@ -251,6 +256,9 @@ static void *sell_setup(const pa_block *b, int threads, const char **why)
 static void sell_chunks(const fast_state *s, int first, int last)
 {
     const double *x = s->b->x_all;
+#if defined(__AVX512F__)
+    const int gather = __builtin_cpu_is("intel");
+#endif
     for (int c = first; c < last; c++) {
         const int *column = s->column + s->chunk_start[c];
         const double *value = s->value + s->chunk_start[c];
@@ -259,7 +267,7 @@ static void sell_chunks(const fast_state *s, int first, int last)
         __m512d lanes = _mm512_setzero_pd();
         for (int j = 0; j < s->chunk_width[c]; j++)
             lanes = _mm512_fmadd_pd(_mm512_loadu_pd(value + j * SELL_C),
-                                    x_lanes(x, column + j * SELL_C), lanes);
+                                    x_lanes(x, column + j * SELL_C, gather), lanes);
         _mm512_storeu_pd(sum, lanes);
 #else
         for (int l = 0; l < SELL_C; l++)
