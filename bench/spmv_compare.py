@@ -25,7 +25,7 @@ MKL comes from PyPI (`pip install mkl` into this venv: `make bench` does it), li
 (librsb-dev). Both are peers of the benchmark only, never dependencies of perfatlas.
 
     .venv/bin/python bench/spmv_compare.py [--rounds 5] [--big 36] [--kernels all]
-                                           [--per-launch median|min]
+                                           [--per-launch median|min] [--matrices LABELS]
 """
 
 from __future__ import annotations
@@ -176,6 +176,11 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=36, help="elasticity3d n beyond the LLC")
     parser.add_argument("--kernels", default="all", help="app.spmv kernels= (none: before)")
     parser.add_argument("--per-launch", choices=PER_LAUNCH, default="median")
+    parser.add_argument(
+        "--matrices", default="",
+        help="comma-separated substrings: only the matrices whose label contains one "
+        "(e.g. 'bcsstk01,elasticity3d n=4'); default every one",
+    )  # fmt: skip
     args = parser.parse_args()
     global per_launch
     per_launch = PER_LAUNCH[args.per_launch]
@@ -193,6 +198,10 @@ def main() -> None:
     for n in (4, 6, args.big):
         words = ["problem=elasticity3d", f"n={n}"]
         sources.append((f"elasticity3d n={n}", {"problem": "elasticity3d", "n": str(n)}, words))
+    wanted = [w.strip() for w in args.matrices.split(",") if w.strip()]
+    sources = [s for s in sources if not wanted or any(w in s[0] for w in wanted)]
+    if not sources:
+        sys.exit(f"spmv_compare: --matrices '{args.matrices}' matches no matrix")
     thread_counts = sorted({1, len(machine.pus)})
     everywhere = os.sched_getaffinity(0)
     bandwidth = {t: triad_bandwidth(t, machine) for t in thread_counts}

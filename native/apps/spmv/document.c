@@ -259,6 +259,8 @@ static void write_variant(pa_json *json, const pa_spmv_result *r, const pa_outco
         pa_json_end_object(json);
         return;
     }
+    if (o->layout[0])
+        pa_json_key_string(json, "layout", o->layout);
     const pa_outcome *local = find(r, v->transposed ? "local_transposed" : "local");
     const pa_outcome *probe = v->latency && !strcmp(v->latency, "get") ? r->get : r->accumulate;
     int elementwise = v->model && !strcmp(v->model, "E1");

@@ -8,17 +8,18 @@
  *   csr_unroll  rows split between the threads by nonzeros (not by rows), each row summed with
  *               eight independent accumulators (the FMA latency chain of one sum cut in eight)
  *   csr_simd    the same split, each row summed 8 (AVX-512) or 4 (AVX2) products per FMA
- *               instruction; x's lanes come from scalar loads under AVX-512 (on Zen 4,
- *               vgatherdpd zmm measured 1.3-2.5x slower than 8 loads: docs/guide/spmv.md) and
- *               from vgatherdpd ymm under AVX2 alone; "not measurable" in a build without either
+ *               instruction; x's lanes come under AVX-512 from vgatherdpd zmm on Intel and
+ *               from scalar loads elsewhere (on Zen 4 the gather measured 1.3-2.5x slower than 8
+ *               loads, on Sapphire Rapids 1.2-1.4x faster: docs/guide/spmv.md), and from
+ *               vgatherdpd ymm under AVX2 alone; "not measurable" in a build without either
  *               (aarch64: csr_unroll is the portable kernel)
  *   sell        SELL-C-sigma: rows sorted by length within windows of sigma rows, chunks of C rows
  *               stored column by column (padded to the chunk's longest row), C lanes summed at
  *               once (AVX-512 as csr_simd, else portable C the compiler may vectorize); chunks
  *               split between the threads by stored elements, each thread first-touching its own
  *
- * All three use at most one thread per NNZ_PER_THREAD nonzeros, and no parallel region for one;
- * 32-bit column indices throughout (pa_block's). */
+ * All three use at most one thread per 16,384 nonzeros (node_kernels.c), and no parallel region for
+ * one; 32-bit column indices throughout (pa_block's). */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,36 +30,11 @@
 
 #include "alloc.h"
 #include "spmv.h"
-#include "timer.h"
 
 enum {
-    SELL_C = 8,               /* rows per chunk: one AVX-512 vector of doubles */
-    SELL_SIGMA = 32 * SELL_C, /* the sorting window, in rows */
-    /* At most one thread per this many nonzeros (stored elements): below it, waking a thread
-     * costs more than its share of the product saves (a few microseconds; MKL does the same). */
-    NNZ_PER_THREAD = 1 << 14
+    SELL_C = 8,              /* rows per chunk: one AVX-512 vector of doubles */
+    SELL_SIGMA = 32 * SELL_C /* the sorting window, in rows */
 };
-
-/* bounds[0..parts]: consecutive ranges of 0..count-1 with about equal weight, weight of index i
- * being prefix[i + 1] - prefix[i] (a nonzero count: rowptr, or a chunk's stored elements). */
-static void split_by_weight(const int *prefix, int count, int parts, int *bounds)
-{
-    long long total = (long long)prefix[count] - prefix[0];
-    bounds[0] = 0;
-    for (int t = 1; t < parts; t++) {
-        long long target = prefix[0] + total * t / parts;
-        int lo = bounds[t - 1], hi = count; /* the first i with prefix[i] >= target */
-        while (lo < hi) {
-            int mid = lo + (hi - lo) / 2;
-            if (prefix[mid] < target)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        bounds[t] = lo;
-    }
-    bounds[parts] = count;
-}
 
 /* -- CSR, split by nonzeros ------------------------------------------------------------------- */
 
@@ -95,10 +71,13 @@ static void unrolled_rows(const pa_block *b, int first, int last, double *y)
 }
 
 #if defined(__AVX512F__)
-#define PA_SIMD_ROWS "AVX-512 (8 products per FMA, x by scalar loads)"
-/* x[column[0..7]] in one vector, by scalar loads (faster than vgatherdpd zmm on Zen 4). */
-static inline __m512d x_lanes(const double *x, const int *column)
+#define PA_SIMD_ROWS "AVX-512 (8 products per FMA, x by vgatherdpd on Intel, else scalar loads)"
+/* x[column[0..7]] in one vector: by vgatherdpd zmm on Intel, by 8 scalar loads elsewhere (fast.c's
+ * header). `gather` is loop-invariant: the compiler unswitches the loops that call this. */
+static inline __m512d x_lanes(const double *x, const int *column, int gather)
 {
+    if (gather)
+        return _mm512_i32gather_pd(_mm256_loadu_si256((const __m256i *)column), x, 8);
     return _mm512_set_pd(x[column[7]], x[column[6]], x[column[5]], x[column[4]], x[column[3]],
                          x[column[2]], x[column[1]], x[column[0]]);
 }
@@ -107,11 +86,12 @@ static void simd_rows(const pa_block *b, int first, int last, double *y)
 {
     const int *rowptr = b->rowptr, *colind = b->colind;
     const double *values = b->values, *x = b->x_all;
+    const int gather = __builtin_cpu_is("intel");
     for (int i = first; i < last; i++) {
         __m512d sum = _mm512_setzero_pd();
         int k = rowptr[i], end = rowptr[i + 1];
         for (; k + 8 <= end; k += 8)
-            sum = _mm512_fmadd_pd(_mm512_loadu_pd(values + k), x_lanes(x, colind + k), sum);
+            sum = _mm512_fmadd_pd(_mm512_loadu_pd(values + k), x_lanes(x, colind + k, gather), sum);
         double tail = 0.0;
         for (; k < end; k++)
             tail += values[k] * x[colind[k]];
@@ -145,13 +125,6 @@ static void simd_rows(const pa_block *b, int first, int last, double *y)
 }
 #endif
 
-/* The threads a product of `stored` elements uses: `threads`, fewer on a small matrix. */
-static int threads_for(long long stored, int threads)
-{
-    long long useful = stored / NNZ_PER_THREAD;
-    return useful < 1 ? 1 : useful < threads ? (int)useful : threads;
-}
-
 static fast_state *fast_setup(const pa_block *b, int threads)
 {
     fast_state *s = pa_calloc(1, sizeof *s, "the kernel state");
@@ -166,8 +139,8 @@ static void *split_setup(const pa_block *b, int threads, row_range rows)
 {
     fast_state *s = fast_setup(b, threads);
     s->rows = rows;
-    s->threads = threads_for(b->nnz, threads);
-    split_by_weight(b->rowptr, b->rows, s->threads, s->bounds);
+    s->threads = pa_threads_for(b->nnz, threads);
+    pa_split_by_weight(b->rowptr, b->rows, s->threads, s->bounds);
     return s;
 }
 
@@ -191,8 +164,9 @@ static void *simd_setup(const pa_block *b, int threads, const char **why)
 
 /* One product: each thread its parts (part t when the runtime gives all `threads`, more when it
  * gives fewer); no parallel region for one thread. */
-static void split_once(const fast_state *s)
+static void split_once(const void *state)
 {
+    const fast_state *s = state;
     if (s->threads == 1) {
         s->rows(s->b, 0, s->b->rows, s->y);
         return;
@@ -202,19 +176,11 @@ static void split_once(const fast_state *s)
         s->rows(s->b, s->bounds[t], s->bounds[t + 1], s->y);
 }
 
-static double split_product(void *state)
-{
-    uint64_t start = pa_ticks();
-    split_once(state);
-    return pa_seconds_since(start);
-}
+static double split_product(void *state) { return pa_timed_products(split_once, state, 1); }
 
 static double split_products(void *state, long count)
 {
-    uint64_t start = pa_ticks();
-    for (long i = 0; i < count; i++)
-        split_once(state);
-    return pa_seconds_since(start);
+    return pa_timed_products(split_once, state, count);
 }
 
 static void fast_finish(void *state);
@@ -267,8 +233,8 @@ static void *sell_setup(const pa_block *b, int threads, const char **why)
     s->chunk_start[chunks] = (int)stored;
     s->column = pa_alloc(stored ? (size_t)stored : 1, sizeof(int), "the SELL columns");
     s->value = pa_alloc(stored ? (size_t)stored : 1, sizeof(double), "the SELL values");
-    s->threads = threads_for(stored, threads);
-    split_by_weight(s->chunk_start, chunks, s->threads, s->bounds);
+    s->threads = pa_threads_for(stored, threads);
+    pa_split_by_weight(s->chunk_start, chunks, s->threads, s->bounds);
     /* each thread fills (first-touches) the chunks it multiplies; padding: value 0 at the row's
      * last column (or column 0), a load of x the row makes anyway */
 #pragma omp parallel for schedule(static, 1) num_threads(s->threads)
@@ -290,6 +256,9 @@ static void *sell_setup(const pa_block *b, int threads, const char **why)
 static void sell_chunks(const fast_state *s, int first, int last)
 {
     const double *x = s->b->x_all;
+#if defined(__AVX512F__)
+    const int gather = __builtin_cpu_is("intel");
+#endif
     for (int c = first; c < last; c++) {
         const int *column = s->column + s->chunk_start[c];
         const double *value = s->value + s->chunk_start[c];
@@ -298,7 +267,7 @@ static void sell_chunks(const fast_state *s, int first, int last)
         __m512d lanes = _mm512_setzero_pd();
         for (int j = 0; j < s->chunk_width[c]; j++)
             lanes = _mm512_fmadd_pd(_mm512_loadu_pd(value + j * SELL_C),
-                                    x_lanes(x, column + j * SELL_C), lanes);
+                                    x_lanes(x, column + j * SELL_C, gather), lanes);
         _mm512_storeu_pd(sum, lanes);
 #else
         for (int l = 0; l < SELL_C; l++)
@@ -315,8 +284,9 @@ static void sell_chunks(const fast_state *s, int first, int last)
     }
 }
 
-static void sell_once(const fast_state *s)
+static void sell_once(const void *state)
 {
+    const fast_state *s = state;
     if (s->threads == 1) {
         sell_chunks(s, 0, s->chunks);
         return;
@@ -326,19 +296,11 @@ static void sell_once(const fast_state *s)
         sell_chunks(s, s->bounds[t], s->bounds[t + 1]);
 }
 
-static double sell_product(void *state)
-{
-    uint64_t start = pa_ticks();
-    sell_once(state);
-    return pa_seconds_since(start);
-}
+static double sell_product(void *state) { return pa_timed_products(sell_once, state, 1); }
 
 static double sell_products(void *state, long count)
 {
-    uint64_t start = pa_ticks();
-    for (long i = 0; i < count; i++)
-        sell_once(state);
-    return pa_seconds_since(start);
+    return pa_timed_products(sell_once, state, count);
 }
 
 /* -- common ----------------------------------------------------------------------------------- */

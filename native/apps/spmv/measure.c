@@ -171,6 +171,8 @@ void pa_measure_variant(const pa_variant *variant, const pa_block *b, int thread
         out->remote_operations = pa_alloc((size_t)b->np, sizeof(long long), "remote_operations");
     MPI_Gather(&operations, 1, MPI_LONG_LONG, out->remote_operations, 1, MPI_LONG_LONG, 0,
                MPI_COMM_WORLD);
+    if (variant->layout && b->rank == 0)
+        variant->layout(state, out->layout, sizeof out->layout);
     variant->finish(state);
 }
 

@@ -21,6 +21,7 @@ typedef struct {
     double *median;   /* np: each rank's median seconds per product (per operation) */
     long long *remote_operations; /* np: per product */
     double max_error;             /* against the reference, relative (document.c says how) */
+    char layout[160];             /* the variant's layout(), or empty */
     double *y;                    /* n, the gathered result, when vectors=yes */
 } pa_outcome;
 

@@ -39,7 +39,7 @@ static const pa_param params[] = {
      NULL, 0, 0},
     {"kernels", PA_STRING, "none",
      "faster node-level kernels to run after csr, comma separated: csr_unroll, csr_simd, sell, "
-     "all, or none",
+     "bcsr, all, or none",
      NULL, 0, 0},
     {"threads", PA_INT, "1", "OpenMP threads of the node-level kernels (each rank)", NULL, 1, 4096},
     {"bandwidth", PA_DOUBLE, "0",
@@ -57,8 +57,8 @@ static const pa_param params[] = {
 static const pa_variant *const remote_variants[] = {
     &pa_read_element, &pa_read_replicate, &pa_read_shared, &pa_write_element, &pa_write_combine,
 };
-/* The optional node-level kernels (fast.c), after csr. */
-static const pa_variant *const fast_kernels[] = {&pa_csr_unroll, &pa_csr_simd, &pa_sell};
+/* The optional node-level kernels (fast.c, bcsr.c), after csr. */
+static const pa_variant *const fast_kernels[] = {&pa_csr_unroll, &pa_csr_simd, &pa_sell, &pa_bcsr};
 enum {
     NREMOTE = sizeof remote_variants / sizeof *remote_variants,
     NKERNELS = sizeof fast_kernels / sizeof *fast_kernels

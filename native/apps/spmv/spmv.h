@@ -72,12 +72,25 @@ typedef struct {
     const double *(*result)(void *state);
     /* Remote operations this rank issues per product (gets, accumulates, pairs sent). */
     long long (*remote_operations)(void *state);
+    /* Optional, on rank 0: the storage it chose for this matrix, one phrase (bcsr's block size
+     * and fill ratio). */
+    void (*layout)(void *state, char *text, size_t size);
     void (*finish)(void *state);
 } pa_variant;
 
 extern const pa_variant pa_local_gather, pa_local_scatter, pa_csr_threads;
-/* The optional node-level kernels (fast.c, kernels=): checked against the same reference. */
-extern const pa_variant pa_csr_unroll, pa_csr_simd, pa_sell;
+/* The optional node-level kernels (fast.c, bcsr.c; kernels=): checked against the same
+ * reference. */
+extern const pa_variant pa_csr_unroll, pa_csr_simd, pa_sell, pa_bcsr;
+
+/* What they share (node_kernels.c): the threads a product of `stored` elements is worth
+ * (`threads`, fewer on a small matrix); bounds[0..parts] cutting 0..count-1 into consecutive
+ * ranges of about equal weight, the weight of index i being prefix[i + 1] - prefix[i] (a
+ * nonzero count: rowptr, a chunk's or a block row's stored elements); and the seconds of
+ * `count` products in a row, `once` computing one. */
+int pa_threads_for(long long stored, int threads);
+void pa_split_by_weight(const int *prefix, int count, int parts, int *bounds);
+double pa_timed_products(void (*once)(const void *state), const void *state, long count);
 
 /* The local products the variants share (local.c), one thread:
  *   pa_gather_rows   y_i = sum_k a_ik x[column[k]] over my rows i (column: colind for a

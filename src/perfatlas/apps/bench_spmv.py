@@ -35,7 +35,7 @@ from perfatlas.store import Store
 PROBLEMS = ("laplace2d", "laplace3d", "elasticity3d")
 VARIANTS = ("read_element", "read_replicate", "read_shared", "write_element", "write_combine")
 BASELINES = ("local", "local_transposed")
-KERNELS = ("csr_unroll", "csr_simd", "sell")  # optional node-level kernels (kernels=)
+KERNELS = ("csr_unroll", "csr_simd", "sell", "bcsr")  # optional node-level kernels (kernels=)
 
 
 def names_parser(what: str, names: tuple[str, ...]):
