@@ -294,3 +294,20 @@ def test_bcsr_is_not_measurable_on_a_matrix_smaller_than_a_block(tmp_path):
         "no block structure: the matrix (order 1, 1 nonzeros) has no nonzero or is smaller "
         "than one 2 x 2 block"
     )
+
+
+@pytest.mark.parametrize("loads", ["gather", "scalar"])
+def test_both_ways_of_loading_x_give_the_csr_result(loads):
+    """x_loads= forces the AVX-512 kernels' gather or scalar loads, whichever this CPU would pick
+    by default, so both are checked on every AVX-512 machine; without AVX-512 it changes
+    nothing and the layout says what ran."""
+    doc = kernels_of(1, "problem=elasticity3d", "n=3", "threads=2", f"x_loads={loads}")
+    layouts = {
+        name: doc["derived"]["variants"][name].get("layout") for name in ("csr_simd", "sell")
+    }
+    if "avx512f" in doc["build"]["isa"]:
+        said = "one vgatherdpd zmm" if loads == "gather" else "8 scalar loads"
+        assert layouts == {"csr_simd": f"x's 8 lanes by {said}", "sell": f"x's 8 lanes by {said}"}
+    else:
+        assert "zmm" not in f"{layouts}"
+    same_as_csr(doc)

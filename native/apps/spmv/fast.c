@@ -8,9 +8,10 @@
  *   csr_unroll  rows split between the threads by nonzeros (not by rows), each row summed with
  *               eight independent accumulators (the FMA latency chain of one sum cut in eight)
  *   csr_simd    the same split, each row summed 8 (AVX-512) or 4 (AVX2) products per FMA
- *               instruction; x's lanes come under AVX-512 from vgatherdpd zmm on Intel and
- *               from scalar loads elsewhere (on Zen 4 the gather measured 1.3-2.5x slower than 8
- *               loads, on Sapphire Rapids 1.2-1.4x faster: docs/guide/spmv.md), and from
+ *               instruction; x's lanes come under AVX-512 from vgatherdpd zmm or from scalar
+ *               loads, x_loads= choosing, by default the gather on Intel and the loads elsewhere
+ *               (on Zen 4 the gather measured 1.3-2.5x slower than 8 loads, on Sapphire Rapids
+ *               1.2-1.4x faster: docs/guide/spmv.md), and from
  *               vgatherdpd ymm under AVX2 alone; "not measurable" in a build without either
  *               (aarch64: csr_unroll is the portable kernel)
  *   sell        SELL-C-sigma: rows sorted by length within windows of sigma rows, chunks of C rows
@@ -21,6 +22,7 @@
  * All three use at most one thread per 16,384 nonzeros (node_kernels.c), and no parallel region for
  * one; 32-bit column indices throughout (pa_block's). */
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,10 +72,35 @@ static void unrolled_rows(const pa_block *b, int first, int last, double *y)
     }
 }
 
+/* How the AVX-512 kernels load x's 8 lanes (pa_spmv_x_loads): 1 vgatherdpd zmm, 0 scalar loads. */
+static int gather_x;
+
+void pa_spmv_x_loads(const char *choice)
+{
 #if defined(__AVX512F__)
-#define PA_SIMD_ROWS "AVX-512 (8 products per FMA, x by vgatherdpd on Intel, else scalar loads)"
-/* x[column[0..7]] in one vector: by vgatherdpd zmm on Intel, by 8 scalar loads elsewhere (fast.c's
- * header). `gather` is loop-invariant: the compiler unswitches the loops that call this. */
+    gather_x = strcmp(choice, "auto") ? !strcmp(choice, "gather") : __builtin_cpu_is("intel");
+#else
+    (void)choice;
+#endif
+}
+
+/* What csr_simd and sell load x's lanes with, for the document. */
+static void x_loads_layout(void *state, char *text, size_t size)
+{
+    (void)state;
+#if defined(__AVX512F__)
+    snprintf(text, size, "x's 8 lanes by %s", gather_x ? "one vgatherdpd zmm" : "8 scalar loads");
+#elif defined(__AVX2__) && defined(__FMA__)
+    snprintf(text, size, "x's 4 lanes by one vgatherdpd ymm");
+#else
+    snprintf(text, size, "portable C");
+#endif
+}
+
+#if defined(__AVX512F__)
+#define PA_SIMD_ROWS "AVX-512 (8 products per FMA, x by vgatherdpd or scalar loads)"
+/* x[column[0..7]] in one vector: by vgatherdpd zmm or by 8 scalar loads (fast.c's header).
+ * `gather` is loop-invariant: the compiler unswitches the loops that call this. */
 static inline __m512d x_lanes(const double *x, const int *column, int gather)
 {
     if (gather)
@@ -86,7 +113,7 @@ static void simd_rows(const pa_block *b, int first, int last, double *y)
 {
     const int *rowptr = b->rowptr, *colind = b->colind;
     const double *values = b->values, *x = b->x_all;
-    const int gather = __builtin_cpu_is("intel");
+    const int gather = gather_x;
     for (int i = first; i < last; i++) {
         __m512d sum = _mm512_setzero_pd();
         int k = rowptr[i], end = rowptr[i + 1];
@@ -257,7 +284,7 @@ static void sell_chunks(const fast_state *s, int first, int last)
 {
     const double *x = s->b->x_all;
 #if defined(__AVX512F__)
-    const int gather = __builtin_cpu_is("intel");
+    const int gather = gather_x;
 #endif
     for (int c = first; c < last; c++) {
         const int *column = s->column + s->chunk_start[c];
@@ -338,6 +365,7 @@ const pa_variant pa_csr_simd = {
     .products = split_products,
     .result = fast_result,
     .remote_operations = pa_no_remote_operations,
+    .layout = x_loads_layout,
     .finish = fast_finish,
 };
 
@@ -351,5 +379,6 @@ const pa_variant pa_sell = {
     .products = sell_products,
     .result = fast_result,
     .remote_operations = pa_no_remote_operations,
+    .layout = x_loads_layout,
     .finish = fast_finish,
 };

@@ -42,6 +42,10 @@ static const pa_param params[] = {
      "bcsr, all, or none",
      NULL, 0, 0},
     {"threads", PA_INT, "1", "OpenMP threads of the node-level kernels (each rank)", NULL, 1, 4096},
+    {"x_loads", PA_CHOICE, "auto",
+     "how the AVX-512 csr_simd and sell load x's 8 lanes: gather (one vgatherdpd zmm), scalar "
+     "(8 loads), auto (the gather on Intel, the loads elsewhere: the faster on each, measured)",
+     "auto,gather,scalar", 0, 0},
     {"bandwidth", PA_DOUBLE, "0",
      "memory bandwidth in byte/s for the roofline (0: not known; perfatlas fills it from a "
      "stored mem.bandwidth triad result)",
@@ -269,6 +273,7 @@ int main(int argc, char **argv)
     pa_partition partition;
     describe_partition(&block, &partition);
 
+    pa_spmv_x_loads(pa_arg_text(&args, "x_loads"));
     int threads = (int)pa_arg_int(&args, "threads");
     int keep_y = !strcmp(pa_arg_text(&args, "vectors"), "yes");
     const pa_variant *all[3 + NKERNELS + NREMOTE] = {&pa_local_gather, &pa_local_scatter,

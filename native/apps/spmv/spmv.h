@@ -82,6 +82,9 @@ extern const pa_variant pa_local_gather, pa_local_scatter, pa_csr_threads;
 /* The optional node-level kernels (fast.c, bcsr.c; kernels=): checked against the same
  * reference. */
 extern const pa_variant pa_csr_unroll, pa_csr_simd, pa_sell, pa_bcsr;
+/* x_loads= of the AVX-512 csr_simd and sell: "gather", "scalar", or "auto" (the gather on Intel);
+ * set before they run. */
+void pa_spmv_x_loads(const char *choice);
 
 /* What they share (node_kernels.c): the threads a product of `stored` elements is worth
  * (`threads`, fewer on a small matrix); bounds[0..parts] cutting 0..count-1 into consecutive
