@@ -113,8 +113,8 @@ int pa_smi_accumulate_block(pa_smi_region *region, int64_t lo, int64_t count, co
 
 /* -- synchronization ---------------------------------------------------------------------- */
 
-/* Local: this process's stores to its own and same-node parts reach memory (MPI_Win_sync) and
- * its RMA operations are complete at their targets (MPI_Win_flush_all). */
+/* Local: this process's stores to its own and same-node parts reach memory (MPI_Win_sync); its
+ * RMA operations are already complete at their targets, each when its call returned. */
 int pa_smi_fence(pa_smi_region *region);
 /* Collective: a fence on every process, then every process sees every write of the phase. */
 int pa_smi_barrier(pa_smi_region *region);
