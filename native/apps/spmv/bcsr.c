@@ -18,7 +18,6 @@
  * Values are stored block after block, each column by column (value[(k r + j) r + i] = a(r I +
  * i, column[k] + j)); block columns increase within a block row; block rows are split between the
  * threads by stored values, each thread first-touching its own. */
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,8 +287,9 @@ static void block_rows_3x3(const bcsr_state *s, int first, int last)
 }
 #endif
 
-static void block_rows(const bcsr_state *s, int first, int last)
+static void block_rows(const void *state, int first, int last)
 {
+    const bcsr_state *s = state;
     switch (s->r) {
     case 2:
         block_rows_of(s, first, last, 2);
@@ -309,18 +309,10 @@ static void block_rows(const bcsr_state *s, int first, int last)
     }
 }
 
-/* One product: each thread its block rows (part t when the runtime gives all `threads`, more
- * when it gives fewer); no parallel region for one thread. */
 static void bcsr_once(const void *state)
 {
     const bcsr_state *s = state;
-    if (s->threads == 1) {
-        block_rows(s, 0, s->block_rows);
-        return;
-    }
-#pragma omp parallel num_threads(s->threads)
-    for (int t = omp_get_thread_num(); t < s->threads; t += omp_get_num_threads())
-        block_rows(s, s->bounds[t], s->bounds[t + 1]);
+    pa_run_parts(block_rows, s, s->threads, s->bounds);
 }
 
 static double bcsr_product(void *state) { return pa_timed_products(bcsr_once, state, 1); }

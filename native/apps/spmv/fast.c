@@ -21,7 +21,6 @@
  *
  * All three use at most one thread per 16,384 nonzeros (node_kernels.c), and no parallel region for
  * one; 32-bit column indices throughout (pa_block's). */
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,18 +188,16 @@ static void *simd_setup(const pa_block *b, int threads, const char **why)
 #endif
 }
 
-/* One product: each thread its parts (part t when the runtime gives all `threads`, more when it
- * gives fewer); no parallel region for one thread. */
+static void split_part(const void *state, int first, int last)
+{
+    const fast_state *s = state;
+    s->rows(s->b, first, last, s->y);
+}
+
 static void split_once(const void *state)
 {
     const fast_state *s = state;
-    if (s->threads == 1) {
-        s->rows(s->b, 0, s->b->rows, s->y);
-        return;
-    }
-#pragma omp parallel num_threads(s->threads)
-    for (int t = omp_get_thread_num(); t < s->threads; t += omp_get_num_threads())
-        s->rows(s->b, s->bounds[t], s->bounds[t + 1], s->y);
+    pa_run_parts(split_part, s, s->threads, s->bounds);
 }
 
 static double split_product(void *state) { return pa_timed_products(split_once, state, 1); }
@@ -280,8 +277,9 @@ static void *sell_setup(const pa_block *b, int threads, const char **why)
     return s;
 }
 
-static void sell_chunks(const fast_state *s, int first, int last)
+static void sell_chunks(const void *state, int first, int last)
 {
+    const fast_state *s = state;
     const double *x = s->b->x_all;
 #if defined(__AVX512F__)
     const int gather = gather_x;
@@ -314,13 +312,7 @@ static void sell_chunks(const fast_state *s, int first, int last)
 static void sell_once(const void *state)
 {
     const fast_state *s = state;
-    if (s->threads == 1) {
-        sell_chunks(s, 0, s->chunks);
-        return;
-    }
-#pragma omp parallel num_threads(s->threads)
-    for (int t = omp_get_thread_num(); t < s->threads; t += omp_get_num_threads())
-        sell_chunks(s, s->bounds[t], s->bounds[t + 1]);
+    pa_run_parts(sell_chunks, s, s->threads, s->bounds);
 }
 
 static double sell_product(void *state) { return pa_timed_products(sell_once, state, 1); }

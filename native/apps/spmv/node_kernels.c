@@ -1,5 +1,7 @@
 /* What the node-level kernels share (fast.c, bcsr.c): how many threads a product is worth, which
  * consecutive rows (chunks, block rows) each thread multiplies, and the timing of a batch. */
+#include <omp.h>
+
 #include "spmv.h"
 #include "timer.h"
 
@@ -32,6 +34,18 @@ void pa_split_by_weight(const int *prefix, int count, int parts, int *bounds)
         bounds[t] = lo;
     }
     bounds[parts] = count;
+}
+
+void pa_run_parts(void (*part)(const void *state, int first, int last), const void *state,
+                  int parts, const int *bounds)
+{
+    if (parts == 1) {
+        part(state, bounds[0], bounds[1]);
+        return;
+    }
+#pragma omp parallel num_threads(parts)
+    for (int t = omp_get_thread_num(); t < parts; t += omp_get_num_threads())
+        part(state, bounds[t], bounds[t + 1]);
 }
 
 double pa_timed_products(void (*once)(const void *state), const void *state, long count)

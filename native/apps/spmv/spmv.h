@@ -93,6 +93,10 @@ void pa_spmv_x_loads(const char *choice);
  * `count` products in a row, `once` computing one. */
 int pa_threads_for(long long stored, int threads);
 void pa_split_by_weight(const int *prefix, int count, int parts, int *bounds);
+/* One product cut in `parts` (bounds: parts + 1): part t by thread t when the runtime gives all
+ * `parts` threads, more parts per thread when it gives fewer; no parallel region for one part. */
+void pa_run_parts(void (*part)(const void *state, int first, int last), const void *state,
+                  int parts, const int *bounds);
 double pa_timed_products(void (*once)(const void *state), const void *state, long count);
 
 /* The local products the variants share (local.c), one thread:
