@@ -177,7 +177,8 @@ static peer mkl_peer(csr *m, int threads, const char *path)
         exit(2);
     }
     int (*set_layer)(int) = (int (*)(int))mkl_symbol(library, "MKL_Set_Threading_Layer");
-    set_layer(1); /* MKL_THREADING_GNU: libgomp, the OpenMP of the rest of the machine */
+    set_layer(3); /* MKL_THREADING_GNU (mkl_service.h: INTEL 0, SEQUENTIAL 1, PGI 2, GNU 3):
+                     libgomp, the OpenMP of the rest of the machine */
     void (*set_threads)(int) = (void (*)(int))mkl_symbol(library, "MKL_Set_Num_Threads");
     set_threads(threads);
     int (*create)(void **, int, int, int, int *, int *, int *, double *) =
