@@ -6,7 +6,8 @@ Q1 elasticity stiffness matrices (problem=elasticity3d: n=4 and n=6, 51 and 59 n
 in cache; n=--big, beyond the LLC), at 1 thread and at all PUs, ROUNDS rounds each launch in turn:
 - perfatlas: `pa-spmv` through app.spmv (np=1, variants=none, kernels=--kernels): every node-level
   kernel's seconds per product, its result checked by pa-spmv (exit 3 when wrong);
-- MKL: the inspector-executor mkl_sparse_d_mv (set_mv_hint + optimize) and librsb's rsb_spmv
+- MKL: the inspector-executor mkl_sparse_d_mv (set_mv_hint + optimize; MKL's sequential layer at
+  1 thread, its GNU OpenMP layer at more: its best at each count) and librsb's rsb_spmv
   (after rsb_tune_spmm), timed in C by bench/spmv_peers.c on the same matrix (written by it
   with pa-spmv's reader and generator), each result checked against a plain CSR product;
 - scipy: `A @ x` of a scipy.sparse CSR matrix (one thread, whatever the count: scipy has no
@@ -127,7 +128,8 @@ def peer_seconds(program: Path, csr: Path, peer: str, cpus: list[int], mkl: str 
     to (Open MPI binds a rank to its first core, --map-by slot:PE=threads to as many)."""
     threads = len(cpus)
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OMP_PROC_BIND": "close",
-           "OMP_PLACES": "cores", "MKL_THREADING_LAYER": "GNU"}  # fmt: skip
+           "OMP_PLACES": "cores",
+           "MKL_THREADING_LAYER": "SEQUENTIAL" if threads == 1 else "GNU"}  # fmt: skip
     argv = ["taskset", "-c", ",".join(map(str, cpus)), str(program), "time", str(csr), peer,
             str(threads), "9"]  # fmt: skip
     done = subprocess.run(argv + ([mkl] if peer == "mkl" else []), capture_output=True, text=True,
