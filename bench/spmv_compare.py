@@ -127,9 +127,9 @@ def peer_seconds(program: Path, csr: Path, peer: str, cpus: list[int], mkl: str 
     """One launch of a peer on `cpus` (one thread on each), the PUs perfatlas's rank is bound
     to (Open MPI binds a rank to its first core, --map-by slot:PE=threads to as many)."""
     threads = len(cpus)
+    # MKL's threading layer: bench/spmv_peers.c sets it, by the thread count
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OMP_PROC_BIND": "close",
-           "OMP_PLACES": "cores",
-           "MKL_THREADING_LAYER": "SEQUENTIAL" if threads == 1 else "GNU"}  # fmt: skip
+           "OMP_PLACES": "cores"}  # fmt: skip
     argv = ["taskset", "-c", ",".join(map(str, cpus)), str(program), "time", str(csr), peer,
             str(threads), "9"]  # fmt: skip
     done = subprocess.run(argv + ([mkl] if peer == "mkl" else []), capture_output=True, text=True,

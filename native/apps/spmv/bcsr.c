@@ -49,18 +49,24 @@ typedef struct {
 
 /* -- the block size ---------------------------------------------------------------------------- */
 
-/* The r x r blocks my rows touch on the matrix's grid; stamp: n / r + 1 ints. */
-static long long count_blocks(const pa_block *b, int r, int *stamp)
+/* The r x r blocks my rows touch on the matrix's grid, counted; with row_start, each block row's
+ * first block (block rows numbered from my first), and with column, each block's block column J
+ * in the order met. stamp: n / r + 1 ints. */
+static int list_blocks(const pa_block *b, int r, int *stamp, int *row_start, int *column)
 {
-    long long blocks = 0;
+    int blocks = 0, first = b->lo / r;
     for (int j = 0; j <= b->n / r; j++)
         stamp[j] = -1;
     for (int i = 0; i < b->rows; i++) { /* block rows increase with i: a stamp per block row */
-        int block_row = (b->lo + i) / r;
+        int block_row = (b->lo + i) / r - first;
+        if (row_start && (i == 0 || (b->lo + i) % r == 0))
+            row_start[block_row] = blocks;
         for (int k = b->rowptr[i]; k < b->rowptr[i + 1]; k++) {
             int block_column = b->colind[k] / r;
             if (stamp[block_column] != block_row) {
                 stamp[block_column] = block_row;
+                if (column)
+                    column[blocks] = block_column;
                 blocks++;
             }
         }
@@ -77,7 +83,7 @@ static int choose_block_size(const pa_block *b, double *chosen_fill, long long *
     long long counts[NSIZES + 1];
     int *stamp = pa_alloc((size_t)b->n / 2 + 1, sizeof(int), "the block stamps");
     for (int s = 0; s < NSIZES; s++)
-        counts[s] = count_blocks(b, block_sizes[s], stamp);
+        counts[s] = list_blocks(b, block_sizes[s], stamp, NULL, NULL);
     free(stamp);
     counts[NSIZES] = b->nnz;
     MPI_Allreduce(MPI_IN_PLACE, counts, NSIZES + 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -129,31 +135,11 @@ static int increasing(const void *a, const void *b)
 static void index_blocks(bcsr_state *s)
 {
     const pa_block *b = s->b;
-    int r = s->r, first = b->lo / r;
-    int *stamp = pa_alloc((size_t)b->n / r + 1, sizeof(int), "the block stamps");
-    for (int pass = 0; pass < 2; pass++) { /* count, then list */
-        int blocks = 0;
-        for (int j = 0; j <= b->n / r; j++)
-            stamp[j] = -1;
-        for (int i = 0; i < b->rows; i++) {
-            int block_row = (b->lo + i) / r - first;
-            if (pass == 0 && (i == 0 || (b->lo + i) % r == 0))
-                s->row_start[block_row] = blocks;
-            for (int k = b->rowptr[i]; k < b->rowptr[i + 1]; k++) {
-                int block_column = b->colind[k] / r;
-                if (stamp[block_column] != block_row) {
-                    stamp[block_column] = block_row;
-                    if (pass == 1)
-                        s->column[blocks] = block_column;
-                    blocks++;
-                }
-            }
-        }
-        if (pass == 0) {
-            s->row_start[s->block_rows] = blocks;
-            s->column = pa_alloc(blocks ? (size_t)blocks : 1, sizeof(int), "the block columns");
-        }
-    }
+    int *stamp = pa_alloc((size_t)b->n / s->r + 1, sizeof(int), "the block stamps");
+    int blocks = list_blocks(b, s->r, stamp, s->row_start, NULL);
+    s->row_start[s->block_rows] = blocks;
+    s->column = pa_alloc(blocks ? (size_t)blocks : 1, sizeof(int), "the block columns");
+    list_blocks(b, s->r, stamp, NULL, s->column);
     free(stamp);
     for (int I = 0; I < s->block_rows; I++)
         qsort(s->column + s->row_start[I], (size_t)(s->row_start[I + 1] - s->row_start[I]),
