@@ -3,8 +3,10 @@
 Four test hosts on this machine (../shared/tools/netns-cluster, network namespaces, needs root);
 in each trial one of pa2..pa4, drawn at random (seeded; each round of three trials a shuffle of
 the three, so that every host is the slow one as often), has its link throttled to 200 Mbit/s
-(tc tbf), and `perfatlas measure comm.distance np=4` runs mapped by node (rank r on host
-pa(r+1); rank 0 on pa1, which every pair involves, so pa1 cannot be singled out by this scan).
+(tc tbf), and `perfatlas measure comm.distance np=4` runs with rank r on host pa(r+1) (rank 0
+on pa1, which every pair involves, so pa1 cannot be singled out by this scan), rank 0 bound to
+cpu 0 and the others to cpu 1, so that every measured pair spans two cores
+(tests/netns_hosts.py, pair_spanning_args; --unbound: --bind-to none, the scheduler's choice).
 A trial detects when the slow host is named suspect; it raises a false alarm when another host is
 named suspect or an anomaly reported worse does not involve the slow host.
 
@@ -30,7 +32,9 @@ import tempfile
 from pathlib import Path
 
 TOOL = Path(__file__).resolve().parents[2] / "shared" / "tools" / "netns-cluster"
-LOCK = Path("/tmp/perfatlas-netns-cluster.lock")  # the tests' lock (tests/netns_hosts.py)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from netns_hosts import LOCK, pair_spanning_args  # noqa: E402  (the tests' lock and placement)
+
 CANDIDATES = ("pa2", "pa3", "pa4")
 FAST = ["samples=9", "min_sample_time=1ms", "time_limit=1s", "warmup=20"]
 
@@ -54,7 +58,7 @@ def trial(slow: str, mpirun_args: list[str], folder: Path, number: int) -> dict:
         done = subprocess.run(
             [sys.executable, "-m", "perfatlas", "--db", str(db), "measure", "comm.distance",
              "np=4", "bandwidth_bytes=64KiB", "window=8", *FAST,
-             "--mpirun-args", shlex.join([*mpirun_args, "--map-by", "node"])],
+             "--mpirun-args", shlex.join(mpirun_args)],
             capture_output=True, text=True, timeout=600,
         )  # fmt: skip
     finally:
@@ -82,6 +86,9 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=6)
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--keep", help="copy each trial's database into this folder")
+    parser.add_argument(
+        "--unbound", action="store_true", help="leave the ranks unbound (--bind-to none)"
+    )
     args = parser.parse_args()
     draw = random.Random(args.seed)
     slow_hosts = []
@@ -100,6 +107,11 @@ def main() -> None:
             raise SystemExit(f"netns-cluster up failed: {up.stderr.strip()}")
         try:
             mpirun_args = shlex.split((folder / "cluster" / "mpirun-args").read_text())
+            mpirun_args = (
+                [*mpirun_args, "--map-by", "node"]
+                if args.unbound
+                else pair_spanning_args(mpirun_args, folder, 4)
+            )
             rows = []
             for number, slow in enumerate(slow_hosts, 1):
                 rows.append(trial(slow, mpirun_args, folder, number))
@@ -115,6 +127,7 @@ def main() -> None:
         json.dumps(
             {
                 "perfatlas": str(Path(perfatlas.__file__).parent),
+                "placement": "unbound" if args.unbound else "pairs span two cores",
                 "trials": len(rows),
                 "detected": sum(r["detected"] for r in rows),
                 "false_alarms": sum(r["false_alarm"] for r in rows),

@@ -32,3 +32,19 @@ def hosts_lock() -> Iterator[None]:
     with LOCK.open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
+
+
+def pair_spanning_args(mpirun_args: list[str], folder: Path, hosts: int) -> list[str]:
+    """The mpirun arguments of a scan whose every step is rank 0 and one peer (comm.distance),
+    rank r on host pa(r+1): rank 0 bound to cpu 0 of this machine and the others to cpu 1 (an
+    Open MPI rankfile), so that every measured pair spans two cores, as it does on real hosts.
+    Unbound (--bind-to none), the scheduler may stack both ranks of a pair on one core, where each
+    message waits for the other's time slice: latencies of ~1 ms that outlast a re-measurement.
+    The ranks outside the pair sleep (pa_comm_join), so sharing cpu 1 costs little. Needs two
+    CPUs."""
+    rankfile = folder / "rankfile-pairs"
+    rankfile.write_text(
+        "".join(f"rank {r}=pa{r + 1} slot={min(r, 1)}\n" for r in range(hosts)), encoding="utf-8"
+    )
+    unbound = [word for word in mpirun_args if word not in ("--bind-to", "none")]
+    return [*unbound, "--rankfile", str(rankfile)]

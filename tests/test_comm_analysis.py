@@ -115,6 +115,17 @@ def test_ranks_bound_to_one_core_of_one_machine_get_the_fix():
     assert "--bind-to none" in warning.fix
 
 
+def test_only_the_ranks_a_measurement_involves_can_take_turns_on_a_core():
+    """The distance scan pins rank 0 to one core and its peers to the other: each pair spans
+    two cores while the ranks outside it sleep."""
+    pinned = ranks(["pa1", "pa2", "pa3", "pa4"], ["0", "1", "1", "1"])
+    assert rank_sharing_warnings({"ranks": pinned, "involved": [0, 2]}) == []
+    (warning,) = rank_sharing_warnings({"ranks": pinned, "involved": [0, 1, 2, 3]})
+    assert warning.message.startswith("ranks share a core: ranks 1-3 (hosts pa2, pa3, pa4)")
+    (pair,) = rank_sharing_warnings({"ranks": pinned, "involved": [2, 3]})
+    assert pair.message.startswith("ranks share a core: ranks 2-3 (hosts pa3, pa4)")
+
+
 def test_ranks_on_their_own_cores_or_machines_are_fine():
     assert rank_sharing_warnings({"ranks": ranks(["a", "a"], ["0", "1"])}) == []
     machines = [dict(r, boot_id=str(i) * 36) for i, r in enumerate(ranks(["a", "b"], ["0", "0"]))]

@@ -61,7 +61,8 @@ int pa_same_host(const pa_world *world, int a, int b);
 /* "intra-node" when all `ranks` share a host, "inter-node" when no two of them do, else "mixed". */
 const char *pa_link_of(const pa_world *world, const int *ranks, int n);
 
-/* A barrier that sleeps while it waits (MPI_Ibarrier, then MPI_Test every ~20 us). */
+/* A barrier that sleeps while it waits (MPI_Ibarrier, then MPI_Test with a pause that backs off
+ * from 20 us to 1 ms). */
 void pa_comm_join(MPI_Comm comm);
 /* A communicator of the world ranks listed (MPI_COMM_NULL on the others), in that order.
  * Collective over MPI_COMM_WORLD. */
