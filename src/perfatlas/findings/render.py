@@ -43,16 +43,19 @@ def value_text(f: Finding) -> str:
     return text
 
 
-def figure_text(f: Finding | None, form: Callable[[float], str] = number, dim: bool = False) -> str:
-    """A finding's value and interval as a table cell, each bound written by `form`:
-    '1.234 [1.100, 1.300]'; '-' without the finding or its value; `dim`: the interval in rich's
+def figure_text(
+    f: Finding | None, form: Callable[[float], str] = number, dim: bool = False, unit: str = ""
+) -> str:
+    """A finding's value (and `unit`) and interval as a table cell, each bound written by `form`:
+    '1.234 µs [1.100, 1.300]'; '-' without the finding or its value; `dim`: the interval in rich's
     dim markup (the terminal's tables)."""
     if f is None or f.value is None:
         return "-"
+    value = f"{form(f.value)} {unit}".rstrip()
     if f.interval is None:
-        return form(f.value)
+        return value
     bounds = f"[{form(f.interval.low)}, {form(f.interval.high)}]"
-    return f"{form(f.value)} " + (f"[dim]{bounds}[/]" if dim else bounds)
+    return f"{value} " + (f"[dim]{bounds}[/]" if dim else bounds)
 
 
 def findings_table(found: RunFindings, kinds: tuple[str, ...] = ()) -> Table:
