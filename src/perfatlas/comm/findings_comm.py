@@ -23,8 +23,7 @@ from perfatlas.findings.model import (
     Finding,
     Sources,
     from_results,
-    interval_of,
-    median_coverage,
+    median_interval,
     median_of,
 )
 from perfatlas.findings.registry import finding_source
@@ -105,7 +104,7 @@ def _anomaly(a: Anomaly, report: AnomalyReport) -> Finding:
             "groups_checked": report.groups_checked,
         },
         # its own samples' interval: a result's, or a hotspot sender's share of its result
-        **interval_of(a.ci_lo * scale, a.ci_hi * scale, median_coverage(a.n)),
+        **median_interval(a.ci_lo * scale, a.ci_hi * scale, a.n),
     )
 
 

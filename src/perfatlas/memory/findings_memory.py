@@ -12,7 +12,7 @@ from perfatlas.findings.model import (
     Finding,
     Sources,
     from_results,
-    interval_of,
+    median_interval,
     median_of,
     of_kind,
     ratio_of,
@@ -47,7 +47,7 @@ def _level_interval(medians: list[float]) -> dict:
     """The order-statistic interval of the median of a plateau's point medians, with its exact
     coverage (under 95 % for fewer than 6 points: stats.median_ci_ranks)."""
     s = summarize(medians)
-    return interval_of(s.ci_lo, s.ci_hi, s.ci_coverage)
+    return median_interval(s.ci_lo, s.ci_hi, s.n)
 
 
 def _plateau(reference: Series, level: Level) -> list[Result]:
