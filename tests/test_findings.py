@@ -372,6 +372,49 @@ def test_a_finding_without_interval_needs_a_reason_and_never_holds_nan():
     )
 
 
+def test_the_findings_table_states_each_interval_s_coverage_or_why_there_is_none():
+    """A median of 9 samples: its order-statistic interval with its exact coverage (96.1 %); of
+    3: the full range, 75 %; of one: no interval, and why; a bootstrap ratio: 95 %. The table
+    states each; the coverage and the count of samples survive the document and its schema."""
+    from rich.console import Console
+
+    from perfatlas.findings.compute import RunFindings
+    from perfatlas.findings.model import median_of, ratio_of
+    from perfatlas.findings.render import findings_table
+    from perfatlas.stats import Ratio
+
+    def figure(subject: str, value: float | None, interval: dict) -> Finding:
+        return Finding("x.figure", subject, value, "ns", "m", Sources(), **interval)
+
+    found = [
+        figure(f"n={n}", *median_of(result(n, "b", {}, "latency_ns", noisy(100.0, n))))
+        for n in (9, 3, 1)
+    ]
+    found.append(figure("ratio", *ratio_of(Ratio(1.5, 1.4, 1.6))))
+    document = RunFindings(1, "stored", "test", found).document()
+    validate(document)
+    assert [Finding.from_dict(f) for f in document["findings"]] == found
+    assert [f["interval"] and f["interval"]["samples"] for f in document["findings"]] == [
+        9,
+        3,
+        None,
+        None,
+    ]
+    buffer = io.StringIO()
+    Console(file=buffer, width=200, color_system=None).print(
+        findings_table(RunFindings(1, "stored", "test", found))
+    )
+    lines = buffer.getvalue().splitlines()
+    for subject, coverage in {
+        "n=9": "96.1 % CI",
+        "n=3": "75 %, 3 samples",
+        "n=1": "one sample",
+        "ratio": "95 % CI",
+    }.items():
+        line = " ".join(next(line for line in lines if f" {subject} " in line).split())
+        assert f" {coverage} " in line, line
+
+
 # -- real runs: schema, determinism, store ---------------------------------------------------------
 def test_the_findings_of_a_real_run_follow_the_schema_and_cite_its_results(small_run):
     store = Store(small_run.db, read_only=True)

@@ -1,7 +1,8 @@
 """The terminal summary's tables that state a conclusion read it from the run's stored findings
 (docs/guide/findings.md), as the report's sections showing the same verdict do: the collectives'
 growth, the contention ratios and their mark, loaded latency, the NUMA penalty, core-to-core
-levels, peak flops and the noise table's BSP cost at scale. Each test stores a run of synthetic
+levels, peak flops, the memory levels' latencies, peak bandwidth, the ping-pong headline and the
+noise table's detours, strongest line and BSP cost at scale. Each test stores a run of synthetic
 documents with its findings, alters or removes a stored finding, and checks that the terminal
 (and the report, where it shows the same verdict) says what the stored finding says, not what
 the analysis would conclude again from the results."""
@@ -15,11 +16,11 @@ from rich.table import Table
 from test_findings_sections import alter, samples, stored_run
 from test_findings_views import _flat, _wide, report_text
 
-from perfatlas.comm.summary_comm import collectives_table
+from perfatlas.comm.summary_comm import collectives_table, pingpong_table
 from perfatlas.cpu.summary_core_to_core import core_to_core_table
 from perfatlas.cpu.summary_peakflops import peakflops_table
 from perfatlas.memory.summary_loaded_latency import loaded_latency_table
-from perfatlas.memory.summary_memory import contention_table
+from perfatlas.memory.summary_memory import bandwidth_table, contention_table, levels_table
 from perfatlas.memory.summary_numa import numa_line
 from perfatlas.noise.summary_noise import noise_table
 from perfatlas.report.data import RunData
@@ -299,3 +300,126 @@ def test_the_noise_table_states_the_stored_bsp_cost_at_scale(tmp_path):
     alter(store, run_id, "noise.bsp_slowdown", lambda f: None)
     shown = terminal(noise_table, store, run_id)
     assert "777" not in shown and shown.endswith("- -")
+
+
+# -- memory levels and peak bandwidth -------------------------------------------------------------
+def memory_run(path):
+    """Latency 1 ns up to 32 KiB, 4 ns up to 1 MiB, 80 ns beyond (L1, L2, memory); triad peaks
+    at 60 GB/s on 256 KiB."""
+    from test_findings import TOPOLOGY
+
+    sizes = [4096 * 2**k for k in range(13)]  # 4 KiB .. 16 MiB
+    latency = [
+        document(
+            "mem.latency",
+            {"bytes": s, "chain": "page", "cpus": [0]},
+            {"latency_ns": samples(1.0 if s <= 32768 else 4.0 if s <= 1 << 20 else 80.0, k)},
+        )
+        for k, s in enumerate(sizes)
+    ]
+    bandwidth = [
+        document(
+            "mem.bandwidth",
+            {"op": "triad", "bytes": s, "threads": 1},
+            {"bandwidth_Bps": samples(v, k)},
+        )
+        for k, (s, v) in enumerate([(16384, 40e9), (262144, 60e9), (1 << 26, 12e9)])
+    ]
+    return stored_run(path, latency + bandwidth, topology=TOPOLOGY)
+
+
+def test_the_memory_levels_latencies_are_the_stored_ones(tmp_path):
+    """L2 at 4 ns, as stored; planted, its row states the stored latency; without its finding,
+    '-' (the plateau found on the curve stays)."""
+    store, run_id = memory_run(tmp_path)
+    assert " L2 4 ns 64 KiB – 1 MiB " in terminal(levels_table, store, run_id)
+
+    def l2(change):
+        return lambda f: change(f) if f["subject"].startswith("L2 ") else f
+
+    alter(store, run_id, "memory.level", l2(planted(7.25, 7.0, 7.5)))
+    assert " L2 7.25 ns 64 KiB – 1 MiB " in terminal(levels_table, store, run_id)
+    alter(store, run_id, "memory.level", l2(lambda f: None))
+    shown = terminal(levels_table, store, run_id)
+    assert " L2 - 64 KiB – 1 MiB " in shown and " L1 1 ns " in shown
+
+
+def test_the_peak_bandwidth_is_the_stored_figure(tmp_path):
+    store, run_id = memory_run(tmp_path)
+    bandwidth = {r.params["bytes"]: r.id for r in store.results(run_id) if "op" in r.params}
+    peak = bandwidth[262144]
+    assert re.search(
+        r"triad normal 60\.\d \[[56]\d\.\d, 60\.\d\]", terminal(bandwidth_table, store, run_id)
+    )
+
+    alter(store, run_id, "memory.peak_bandwidth", cites(peak, planted(70.5, 70.25, 70.75)))
+    assert re.search(
+        r"triad normal 70\.5 \[70\.2, 70\.8\]", terminal(bandwidth_table, store, run_id)
+    )
+    alter(store, run_id, "memory.peak_bandwidth", lambda f: None)
+    assert re.search(r"triad normal -$", terminal(bandwidth_table, store, run_id))
+
+
+# -- ping-pong ------------------------------------------------------------------------------------
+def test_the_pingpong_headline_is_the_stored_figures(tmp_path):
+    """2 us at 8 B; 9.53 GB/s at 1 MiB, half of it from 64 KiB on: as stored; planted latency,
+    bandwidth and n½ are what the headline states."""
+    latency = {8: 2000.0, 1024: 2500.0, 65536: 9000.0, 1 << 20: 110_000.0}
+    store, run_id = stored_run(
+        tmp_path,
+        [
+            document(
+                "comm.pingpong",
+                {"np": 2, "peer": 1, "direction": "uni", "bytes": b},
+                {"latency_ns": samples(ns, b), "bandwidth_Bps": samples(b / ns * 1e9, b + 1)},
+                placement={"link": "intra-node"},
+            )
+            for b, ns in latency.items()
+        ],
+    )
+    smallest = next(r.id for r in store.results(run_id) if r.metric == "latency_ns")
+    shown = terminal(pingpong_table, store, run_id)
+    assert re.search(r"8 B: [12]\.\d+ µs \[[^]]+\] 9\.5\d GB/s \[[^]]+\] 1 MiB 64 KiB$", shown)
+
+    alter(store, run_id, "comm.pingpong_latency", cites(smallest, planted(3.5, 3.25, 3.75)))
+    details = {"half_peak_bytes": 4096}
+    alter(store, run_id, "comm.pingpong_bandwidth", planted(12.5, 12.25, 12.75, details=details))
+    shown = terminal(pingpong_table, store, run_id)
+    assert shown.endswith("8 B: 3.5 µs [3.25, 3.75] 12.5 GB/s [12.2, 12.8] 1 MiB 4 KiB")
+    alter(store, run_id, "comm.pingpong_latency", lambda f: None)
+    assert "µs" not in terminal(pingpong_table, store, run_id)
+
+
+# -- noise: the detours and the strongest line ----------------------------------------------------
+def test_the_noise_table_states_the_stored_detours_and_strongest_line(tmp_path):
+    """FWQ quanta of 10 us, every 10th 5 us longer: 5 us lost at p99 and at most, a line at
+    1 / 105 us holding all of it; planted, the p99, largest and strongest-line columns state the
+    stored slowdown finding's figures."""
+    quanta = np.full(20_000, 10_000.0)
+    quanta[::10] += 5_000.0
+    store, run_id = stored_run(
+        tmp_path,
+        [
+            document(
+                "noise",
+                {"method": "fwq", "cpus": [0], "cpu": 0, "duration": 0.2, "quantum": 1e-5},
+                {"quantum_ns": list(quanta)},
+                timer={"resolution_ns": 20.0},
+            )
+        ],
+    )
+    assert " 5 us 5 us 9524 Hz (100 %) " in terminal(noise_table, store, run_id)
+
+    def planted_detours(finding: dict) -> dict:
+        figures = {
+            "p99_lost_ns": 1234.0,
+            "largest_lost_ns": 98_700.0,
+            "top_line_hz": 777.0,
+            "top_line_share": 0.42,
+        }
+        return {**finding, "details": {**finding["details"], **figures}}
+
+    alter(store, run_id, "noise.slowdown", planted_detours)
+    assert " 1.23 us 98.7 us 777 Hz (42 %) " in terminal(noise_table, store, run_id)
+    alter(store, run_id, "noise.slowdown", lambda f: None)
+    assert " - - - - " in terminal(noise_table, store, run_id)

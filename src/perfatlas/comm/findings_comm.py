@@ -23,13 +23,13 @@ from perfatlas.findings.model import (
     Finding,
     Sources,
     from_results,
-    interval_of,
-    median_coverage,
+    median_interval,
     median_of,
 )
 from perfatlas.findings.registry import finding_source
 from perfatlas.report.common import number
 from perfatlas.report.data import RunData
+from perfatlas.store import Result
 from perfatlas.units import format_size
 
 ANOMALY_METHOD = (
@@ -104,7 +104,7 @@ def _anomaly(a: Anomaly, report: AnomalyReport) -> Finding:
             "groups_checked": report.groups_checked,
         },
         # its own samples' interval: a result's, or a hotspot sender's share of its result
-        **interval_of(a.ci_lo * scale, a.ci_hi * scale, median_coverage(a.n)),
+        **median_interval(a.ci_lo * scale, a.ci_hi * scale, a.n),
     )
 
 
@@ -280,6 +280,11 @@ def not_judged_sentence(unjudged: list[Finding]) -> str:
     """The comm.not_judged findings: the groups too small for the rule."""
     said = "; ".join(f"{f.subject}, {int(f.value or 0)} figure(s): {f.verdict}" for f in unjudged)
     return f"{said}."
+
+
+def pingpong_of(found: RunFindings, kind: str, result: Result | None) -> Finding | None:
+    """The comm.pingpong_latency or comm.pingpong_bandwidth finding of a headline's result."""
+    return None if result is None else found.of_results(kind).get(result.id)
 
 
 def growth_verdict(found: RunFindings, line: CollectiveLine) -> str:

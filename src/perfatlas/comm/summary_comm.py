@@ -1,6 +1,6 @@
 """The communication part of the terminal summary: small-message latency, peak bandwidth,
-collectives vs process count with their growth, RMA latencies, and the anomalies: the growth and
-the anomalies as the run's findings state them."""
+collectives vs process count with their growth, RMA latencies, and the anomalies: the ping-pong
+headline, the growth and the anomalies as the run's findings state them."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from perfatlas.comm import findings_comm as stated
 from perfatlas.comm.series import CASE_TITLES, collective_lines, pingpong_figures, rma_results
 from perfatlas.findings.compute import run_findings
 from perfatlas.findings.model import of_kind
+from perfatlas.findings.render import figure_text
 from perfatlas.report.common import number
 from perfatlas.report.data import RunData
 from perfatlas.store import Result
@@ -19,7 +20,6 @@ from perfatlas.summary_tables import summary_table
 from perfatlas.units import format_size
 from perfatlas.views import titled_table
 
-GB = 1e9
 MAX_ANOMALY_ROWS = 8
 
 
@@ -44,14 +44,18 @@ def pingpong_table(data: RunData) -> Table | None:
         "n½",
         right=(1, 2, 3, 4),
     )
+    found = run_findings(data)
     for f in figures:
-        small = f.smallest
+        latency = stated.pingpong_of(found, "comm.pingpong_latency", f.smallest)
+        peak = stated.pingpong_of(found, "comm.pingpong_bandwidth", f.peak)
+        half = peak.details.get("half_peak_bytes") if peak else None
+        at = f"{format_size(f.smallest.params['bytes'])}: " if latency and f.smallest else ""
         table.add_row(
             f.label,
-            f"{format_size(small.params['bytes'])}: {_ci(small, 1e-3, 'µs')}" if small else "-",
-            _ci(f.peak, 1 / GB, "GB/s"),
+            at + figure_text(latency, number, dim=True, unit="µs"),
+            figure_text(peak, number, dim=True, unit="GB/s"),
             format_size(f.peak.params["bytes"]) if f.peak else "-",
-            format_size(f.half_peak_bytes) if f.half_peak_bytes is not None else "-",
+            format_size(half) if half is not None else "-",
         )
     return table
 

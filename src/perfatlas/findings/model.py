@@ -1,8 +1,9 @@
 """A finding: one conclusion of an analysis, as data (schema perfatlas.findings/1).
 
-A finding states a figure (`value` in `unit`) about a `subject` with its interval (95 %, or the
-exact coverage of the full range of fewer than 6 samples), or no interval and the reason why
-(`interval_reason`), the `method` that produced it and the ids of the stored results (or
+A finding states a figure (`value` in `unit`) about a `subject` with its interval and the
+interval's coverage (95 %; an order-statistic interval of a median its exact coverage for its
+count of samples, under 95 % for the full range of fewer than 6), or no interval and the reason
+why (`interval_reason`), the `method` that produced it and the ids of the stored results (or
 scenarios) it was computed from. `verdict` is the analysis's own word where it
 judges (an anomaly, a growth shape, a model's agreement), `severity` how much a reader should
 care: info (a figure of the machine), notice (worth a look), warning (something is wrong).
@@ -27,7 +28,8 @@ SEVERITIES = ("info", "notice", "warning")
 class Interval:
     low: float
     high: float
-    confidence: float = CONFIDENCE
+    confidence: float = CONFIDENCE  # its coverage
+    samples: int | None = None  # of an order-statistic interval: its coverage is exact for these
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,7 @@ class Finding:
                 "low": float(self.interval.low),
                 "high": float(self.interval.high),
                 "confidence": float(self.interval.confidence),
+                "samples": self.interval.samples,
             },
             "interval_reason": self.interval_reason,
             "method": self.method,
@@ -101,7 +104,10 @@ class Finding:
             interval=None
             if interval is None
             else Interval(
-                interval["low"], interval["high"], interval.get("confidence", CONFIDENCE)
+                interval["low"],
+                interval["high"],
+                interval.get("confidence", CONFIDENCE),
+                interval.get("samples"),
             ),
             interval_reason=d.get("interval_reason") or (None if interval else "not stored"),
             verdict=d.get("verdict"),
@@ -144,14 +150,18 @@ def median_of(result: Result, scale: float = 1.0) -> tuple[float | None, dict[st
         return None, {"interval_reason": "the result has no samples"}
     if result.ci_lo is None or result.ci_hi is None:
         return result.median * scale, {"interval_reason": "the result has no interval"}
-    coverage = median_coverage(result.n)
-    return result.median * scale, interval_of(result.ci_lo * scale, result.ci_hi * scale, coverage)
+    return result.median * scale, median_interval(
+        result.ci_lo * scale, result.ci_hi * scale, result.n
+    )
 
 
-def median_coverage(samples: int) -> float:
-    """The coverage of the order-statistic interval of a median of `samples` samples: 95 %, or
-    below it under 6 samples (the full range)."""
-    return median_ci_ranks(samples)[2] if samples else CONFIDENCE
+def median_interval(low: float, high: float, samples: int) -> dict[str, Any]:
+    """Finding keyword arguments for the order-statistic interval [low, high] of the median of
+    `samples` samples, with its exact coverage (stats.median_ci_ranks: 95 % or a little more, and
+    under 95 % for the full range of fewer than 6); one sample has none."""
+    if samples < 2:
+        return {"interval_reason": "one sample" if samples else "no samples"}
+    return interval_of(low, high, median_ci_ranks(samples)[2], samples)
 
 
 def ratio_of(r: Ratio, scale: float = 1.0, offset: float = 0.0) -> tuple[float, dict[str, Any]]:
@@ -162,13 +172,16 @@ def ratio_of(r: Ratio, scale: float = 1.0, offset: float = 0.0) -> tuple[float, 
 
 
 def interval_of(
-    low: float | None, high: float | None, confidence: float = CONFIDENCE
+    low: float | None,
+    high: float | None,
+    confidence: float = CONFIDENCE,
+    samples: int | None = None,
 ) -> dict[str, Any]:
-    """Finding keyword arguments for [low, high] (its coverage `confidence`); a non-finite bound
-    is said instead."""
+    """Finding keyword arguments for [low, high] (its coverage `confidence`, exact for `samples`
+    where given); a non-finite bound is said instead."""
     if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
         return {"interval_reason": "an interval bound is not finite"}
-    return {"interval": Interval(min(low, high), max(low, high), confidence)}
+    return {"interval": Interval(min(low, high), max(low, high), confidence, samples)}
 
 
 def from_results(*results: Result | None) -> Sources:

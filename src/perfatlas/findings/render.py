@@ -13,6 +13,7 @@ from rich.table import Table
 from perfatlas.findings.compute import RunFindings
 from perfatlas.findings.model import Finding
 from perfatlas.report.common import number
+from perfatlas.stats import CONFIDENCE
 
 CSV_COLUMNS = (
     "run_id",
@@ -23,6 +24,7 @@ CSV_COLUMNS = (
     "low",
     "high",
     "confidence",
+    "samples",
     "interval_reason",
     "verdict",
     "severity",
@@ -43,16 +45,31 @@ def value_text(f: Finding) -> str:
     return text
 
 
-def figure_text(f: Finding | None, form: Callable[[float], str] = number, dim: bool = False) -> str:
-    """A finding's value and interval as a table cell, each bound written by `form`:
-    '1.234 [1.100, 1.300]'; '-' without the finding or its value; `dim`: the interval in rich's
+def coverage_text(f: Finding) -> str:
+    """What a finding's interval covers: '95 % CI', '96.1 % CI' (an order-statistic interval's
+    exact coverage), '75 %, 3 samples' (the full range of fewer than 6, under 95 %); without an
+    interval, the reason."""
+    if f.interval is None:
+        return f.interval_reason or "-"
+    coverage = f"{100 * f.interval.confidence:.3g} %"
+    if f.interval.samples is not None and f.interval.confidence < CONFIDENCE:
+        return f"{coverage}, {f.interval.samples} samples"
+    return f"{coverage} CI"
+
+
+def figure_text(
+    f: Finding | None, form: Callable[[float], str] = number, dim: bool = False, unit: str = ""
+) -> str:
+    """A finding's value (and `unit`) and interval as a table cell, each bound written by `form`:
+    '1.234 µs [1.100, 1.300]'; '-' without the finding or its value; `dim`: the interval in rich's
     dim markup (the terminal's tables)."""
     if f is None or f.value is None:
         return "-"
+    value = f"{form(f.value)} {unit}".rstrip()
     if f.interval is None:
-        return form(f.value)
+        return value
     bounds = f"[{form(f.interval.low)}, {form(f.interval.high)}]"
-    return f"{form(f.value)} " + (f"[dim]{bounds}[/]" if dim else bounds)
+    return f"{value} " + (f"[dim]{bounds}[/]" if dim else bounds)
 
 
 def findings_table(found: RunFindings, kinds: tuple[str, ...] = ()) -> Table:
@@ -61,10 +78,11 @@ def findings_table(found: RunFindings, kinds: tuple[str, ...] = ()) -> Table:
 
     origin = "stored with the run" if found.origin == "stored" else "recomputed from its results"
     table = titled_table(
-        f"findings of run {found.run_id} ({origin}; value [95 % interval; the full range below 6 samples])",
+        f"findings of run {found.run_id} ({origin})",
         "kind",
         "subject",
-        "value",
+        escape("value [interval]"),
+        "coverage",
         "verdict",
     )
     for f in found.findings:
@@ -76,6 +94,7 @@ def findings_table(found: RunFindings, kinds: tuple[str, ...] = ()) -> Table:
             f.kind,
             escape(f.subject),
             escape(value_text(f)),
+            escape(coverage_text(f)),
             f"[{color}]{verdict}[/]" if color and verdict else verdict,
         )
     return table
@@ -96,6 +115,7 @@ def findings_csv(found: RunFindings) -> str:
                 "" if f.interval is None else repr(f.interval.low),
                 "" if f.interval is None else repr(f.interval.high),
                 "" if f.interval is None else repr(f.interval.confidence),
+                "" if f.interval is None or f.interval.samples is None else f.interval.samples,
                 f.interval_reason or "",
                 f.verdict or "",
                 f.severity,

@@ -12,13 +12,14 @@ from perfatlas.findings.model import (
     Finding,
     Sources,
     from_results,
-    interval_of,
+    median_interval,
     median_of,
+    of_kind,
     ratio_of,
 )
 from perfatlas.findings.registry import finding_source
 from perfatlas.findings.render import figure_text
-from perfatlas.memory.analysis_levels import compare_with_hwloc
+from perfatlas.memory.analysis_levels import Level, compare_with_hwloc
 from perfatlas.memory.analysis_loaded_latency import SATURATION_RATIO, LoadedCurve, loaded_curves
 from perfatlas.memory.analysis_numa import METRICS, NumaMatrix, Penalty, numa_matrices
 from perfatlas.memory.series import (
@@ -30,8 +31,9 @@ from perfatlas.memory.series import (
     levels_of,
     primary_latency,
 )
-from perfatlas.report.data import RunData
+from perfatlas.report.data import RunData, Series
 from perfatlas.stats import summarize
+from perfatlas.store import Result
 from perfatlas.units import format_size
 
 LEVEL_METHOD = (
@@ -45,7 +47,12 @@ def _level_interval(medians: list[float]) -> dict:
     """The order-statistic interval of the median of a plateau's point medians, with its exact
     coverage (under 95 % for fewer than 6 points: stats.median_ci_ranks)."""
     s = summarize(medians)
-    return interval_of(s.ci_lo, s.ci_hi, s.ci_coverage)
+    return median_interval(s.ci_lo, s.ci_hi, s.n)
+
+
+def _plateau(reference: Series, level: Level) -> list[Result]:
+    """The results on a level's plateau: those its memory.level finding cites."""
+    return reference.results[level.first_index : level.last_index + 1]
 
 
 @finding_source("memory levels", 10)
@@ -72,7 +79,7 @@ def level_findings(data: RunData) -> list[Finding]:
                 )
             )
             continue
-        on = reference.results[level.first_index : level.last_index + 1]
+        on = _plateau(reference, level)
         hwloc = f"hwloc {cache.name} {format_size(cache.size_bytes)}" if cache else "no hwloc cache"
         capacity = level.capacity_bytes
         found.append(
@@ -225,6 +232,25 @@ def loaded_latency_findings(data: RunData) -> list[Finding]:
 
 # -- read back: each figure's finding, found by the results it comes from (the sources written
 # above), for the report's sections and the terminal's tables ------------------------------------
+def level_of(found: RunFindings, reference: Series, level: Level) -> Finding | None:
+    """The memory.level finding of a detected level (not one of an undetected cache, which cites
+    the whole curve)."""
+    plateau = from_results(*_plateau(reference, level)).results
+    return next(
+        (
+            f
+            for f in of_kind(found.findings, "memory.level")
+            if f.sources.results == plateau and f.value is not None
+        ),
+        None,
+    )
+
+
+def peak_bandwidth_of(found: RunFindings, peak: Result | None) -> Finding | None:
+    """The memory.peak_bandwidth finding of a peak's result."""
+    return None if peak is None else found.of_results("memory.peak_bandwidth").get(peak.id)
+
+
 def contention_of(found: RunFindings, c: ContentionRatio) -> Finding | None:
     """The memory.contention finding of a loaded / alone pair (None: the run has none)."""
     return found.of_sources("memory.contention").get(_contention_sources(c).results)

@@ -1,13 +1,20 @@
-"""The memory part of the terminal summary: cache levels, peak bandwidth, contention (its ratios
-and their mark as the run's findings state them)."""
+"""The memory part of the terminal summary: cache levels, peak bandwidth, contention (the levels'
+latencies, the peaks, the ratios and their mark as the run's findings state them)."""
 
 from __future__ import annotations
 
 from rich.table import Table
 
 from perfatlas.findings.compute import run_findings
+from perfatlas.findings.model import Finding
+from perfatlas.findings.render import figure_text
 from perfatlas.memory.analysis_levels import compare_with_hwloc
-from perfatlas.memory.findings_memory import contention_of, ratio_text
+from perfatlas.memory.findings_memory import (
+    contention_of,
+    level_of,
+    peak_bandwidth_of,
+    ratio_text,
+)
 from perfatlas.memory.series import (
     bandwidth_peaks,
     bandwidth_series,
@@ -18,19 +25,14 @@ from perfatlas.memory.series import (
 )
 from perfatlas.report.common import number
 from perfatlas.report.data import RunData
-from perfatlas.store import Result
 from perfatlas.summary_tables import summary_table
 from perfatlas.units import format_size
 from perfatlas.views import titled_table
 
-GB = 1e9
 
-
-def _ci(result: Result | None, scale: float = 1.0) -> str:
-    if result is None or result.median is None:
-        return "-"
-    m, lo, hi = (number(v * scale) for v in (result.median, result.ci_lo, result.ci_hi))
-    return f"{m} [dim][{lo}, {hi}][/]"
+def _latency(level: Finding | None) -> str:
+    """A level's latency as its memory.level finding states it ('-': none)."""
+    return "-" if level is None or level.value is None else f"{level.value:.3g} ns"
 
 
 @summary_table("levels", 10, ("mem.latency",))
@@ -47,6 +49,7 @@ def levels_table(data: RunData) -> Table | None:
         "hwloc",
         right=(1, 3, 4),
     )
+    found = run_findings(data)
     for row in compare_with_hwloc(levels_of(reference, data), data.caches):
         level, cache = row.level, row.cache
         hwloc = f"{cache.name} {format_size(cache.size_bytes)}" if cache else "-"
@@ -56,7 +59,7 @@ def levels_table(data: RunData) -> Table | None:
         capacity = format_size(level.capacity_bytes) if level.capacity_bytes else "beyond caches"
         table.add_row(
             level.name,
-            f"{level.latency_ns:.3g} ns",
+            _latency(level_of(found, reference, level)),
             f"{format_size(level.first_bytes)} – {format_size(level.last_bytes)}",
             capacity,
             hwloc,
@@ -78,11 +81,13 @@ def bandwidth_table(data: RunData) -> Table | None:
         *[f"{t} thread{'s' * (t > 1)}" for t in counts],
         right=(2, 3),
     )
+    found = run_findings(data)
     for row in rows:
         stores = (
             "nt" if row.variant.startswith("non-temporal") else row.variant.replace(" stores", "")
         )
-        table.add_row(row.op, stores, *[_ci(row.peak.get(t), 1 / GB) for t in counts])
+        peaks = [peak_bandwidth_of(found, row.peak.get(t)) for t in counts]
+        table.add_row(row.op, stores, *[figure_text(f, number, dim=True) for f in peaks])
     return table
 
 

@@ -39,6 +39,21 @@ def slowdown_text(finding: Finding | None, dim: bool = False) -> str:
     return f"{number(finding.value)} % " + (f"[dim]{bounds}[/]" if dim else bounds)
 
 
+def detour_cells(finding: Finding | None) -> list[str]:
+    """A PU's p99 lost time, largest detour and strongest line with its share of the lost time,
+    as its noise.slowdown finding states them (the terminal's noise table); '-' without one."""
+    d = finding.details if finding else {}
+    hz, share = d.get("top_line_hz"), d.get("top_line_share")
+    line = "-" if hz is None else f"{hz:.0f} Hz"
+    if hz is not None and share is not None:
+        line += f" ({100 * share:.0f} %)"
+    return [_us(d.get("p99_lost_ns")), _us(d.get("largest_lost_ns")), line]
+
+
+def _us(ns: float | None) -> str:
+    return "-" if ns is None else f"{number(ns / 1e3)} us"
+
+
 def _where(m: NoiseMeasurement, core: CoreNoise) -> str:
     return f"cpu {core.cpu} ({m.label})"
 
@@ -66,6 +81,7 @@ def _slowdown(m: NoiseMeasurement, core: CoreNoise) -> Finding:
             "p99_lost_ns": core.detours.percentiles_ns[99.0],
             "largest_lost_ns": core.detours.largest_ns,
             "top_line_hz": float(top.frequency_hz) if top else None,
+            "top_line_share": top.share if top else None,  # of the lost time (None: unfolded)
             "samples": len(core.series.lost_ns),
         },
         **interval,

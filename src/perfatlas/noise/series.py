@@ -26,12 +26,6 @@ class CoreNoise:
     detours: analysis.Detours
     spectrum: analysis.Spectrum | None
 
-    @property
-    def top_line(self) -> analysis.Line | None:
-        """The spectral line that holds the largest share of the lost time."""
-        lines = [line for line in (self.spectrum.lines if self.spectrum else []) if line.share]
-        return max(lines, key=lambda line: line.share) if lines else None
-
 
 @dataclass(frozen=True)
 class NoiseMeasurement:

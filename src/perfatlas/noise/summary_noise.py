@@ -1,5 +1,6 @@
 """The noise part of the terminal summary: slowdown, detours and the BSP model per PU (the
-slowdown and the BSP cost at scale as the run's findings state them)."""
+slowdown, the detours, the strongest line and the BSP cost at scale as the run's findings state
+them)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,8 @@ from rich.table import Table
 
 from perfatlas.findings.compute import run_findings
 from perfatlas.noise.analysis import GRANULARITIES_NS, PROCESSES
-from perfatlas.noise.findings_noise import bsp_cells, slowdown_text
+from perfatlas.noise.findings_noise import bsp_cells, detour_cells, slowdown_text
 from perfatlas.noise.series import noise_measurements
-from perfatlas.report.common import number
 from perfatlas.report.data import RunData
 from perfatlas.summary_tables import summary_table
 from perfatlas.views import titled_table
@@ -30,22 +30,19 @@ def noise_table(data: RunData) -> Table | None:
         "slowdown [95 % CI]",
         "p99 lost",
         "largest",
-        "top line (share)",
+        "strongest line (share)",
         *[f"BSP {g / 1e6:g} ms" for g in GRANULARITIES_NS],
         right=(2, 3, 4, 6, 7),
     )
     for m in measurements:
         at_scale = bsp_cells(found, m)
         for i, core in enumerate(m.cores):
-            line = core.top_line
-            top = f"{line.frequency_hz:.0f} Hz ({100 * line.share:.0f} %)" if line else "-"
+            slowdown = slowdowns.get(core.result.id)
             table.add_row(
                 m.label if i == 0 else "",
                 str(core.cpu),
-                slowdown_text(slowdowns.get(core.result.id), dim=True),
-                f"{number(core.detours.percentiles_ns[99.0] / 1e3)} us",
-                f"{number(core.detours.largest_ns / 1e3)} us",
-                top,
+                slowdown_text(slowdown, dim=True),
+                *detour_cells(slowdown),
                 *(at_scale if i == 0 else [""] * len(at_scale)),
             )
     return table
