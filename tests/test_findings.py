@@ -436,6 +436,22 @@ def test_the_findings_of_a_real_run_follow_the_schema_and_cite_its_results(small
     assert [f.as_dict() for f in recomputed.findings] == document["findings"]
 
 
+def test_the_report_states_each_finding_s_coverage_as_the_terminal_does(small_run):
+    from perfatlas.findings.render import coverage_text, value_text
+    from perfatlas.report.blocks import Details
+    from perfatlas.report.section_findings import findings_section
+
+    data = RunData.load(Store(small_run.db, read_only=True), small_run.run_id)
+    found = run_findings(data).findings
+    (every,) = [b.blocks[0] for b in findings_section(data) if isinstance(b, Details)]
+    coverage = every.columns.index("coverage")
+    assert [row[coverage] for row in every.rows] == [coverage_text(f) for f in found]
+    assert [row[every.columns.index("value [interval]")] for row in every.rows] == [
+        value_text(f) for f in found
+    ]
+    assert any(f.interval is None for f in found) and any(f.interval for f in found)
+
+
 def test_findings_round_trip_and_an_older_database_is_migrated_without_loss(small_run, tmp_path):
     old = tmp_path / "v5.db"
     with sqlite3.connect(small_run.db) as source, sqlite3.connect(old) as copy:

@@ -329,8 +329,8 @@ def memory_run(path):
 
 
 def test_the_memory_levels_latencies_are_the_stored_ones(tmp_path):
-    """L2 at 4 ns, as stored; planted, its row states the stored latency; without its finding,
-    '-' (the plateau found on the curve stays)."""
+    """L2 at 4 ns, as stored; planted, its row states the stored latency and capacity; without
+    its finding, '-' (the plateau found on the curve stays)."""
     store, run_id = memory_run(tmp_path)
     assert " L2 4 ns 64 KiB – 1 MiB " in terminal(levels_table, store, run_id)
 
@@ -339,9 +339,14 @@ def test_the_memory_levels_latencies_are_the_stored_ones(tmp_path):
 
     alter(store, run_id, "memory.level", l2(planted(7.25, 7.0, 7.5)))
     assert " L2 7.25 ns 64 KiB – 1 MiB " in terminal(levels_table, store, run_id)
+    capacity = {"capacity_bytes": 3 << 20}
+    alter(
+        store, run_id, "memory.level", l2(lambda f: {**f, "details": {**f["details"], **capacity}})
+    )
+    assert re.search(r" L2 7\.25 ns 64 KiB – 1 MiB +3 MiB ", terminal(levels_table, store, run_id))
     alter(store, run_id, "memory.level", l2(lambda f: None))
     shown = terminal(levels_table, store, run_id)
-    assert " L2 - 64 KiB – 1 MiB " in shown and " L1 1 ns " in shown
+    assert re.search(r" L2 - 64 KiB – 1 MiB +- ", shown) and " L1 1 ns " in shown
 
 
 def test_the_peak_bandwidth_is_the_stored_figure(tmp_path):

@@ -35,6 +35,14 @@ def _latency(level: Finding | None) -> str:
     return "-" if level is None or level.value is None else f"{level.value:.3g} ns"
 
 
+def _capacity(level: Finding | None) -> str:
+    """A level's estimated capacity as its memory.level finding states it ('-': none)."""
+    if level is None:
+        return "-"
+    capacity = level.details.get("capacity_bytes")
+    return format_size(capacity) if capacity else "beyond caches"
+
+
 @summary_table("levels", 10, ("mem.latency",))
 def levels_table(data: RunData) -> Table | None:
     reference = primary_latency(latency_series(data))
@@ -56,12 +64,12 @@ def levels_table(data: RunData) -> Table | None:
         if level is None:
             table.add_row(row.name, "[yellow]not detected[/]", "", "", hwloc)
             continue
-        capacity = format_size(level.capacity_bytes) if level.capacity_bytes else "beyond caches"
+        stated = level_of(found, reference, level)
         table.add_row(
             level.name,
-            _latency(level_of(found, reference, level)),
+            _latency(stated),
             f"{format_size(level.first_bytes)} – {format_size(level.last_bytes)}",
-            capacity,
+            _capacity(stated),
             hwloc,
         )
     return table

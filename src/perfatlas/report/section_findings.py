@@ -4,7 +4,7 @@ that `perfatlas show` prints and `export` writes (perfatlas.findings)."""
 from __future__ import annotations
 
 from perfatlas.findings.compute import run_findings
-from perfatlas.findings.render import value_text
+from perfatlas.findings.render import coverage_text, value_text
 from perfatlas.report.blocks import Block, Details, Note, Table
 from perfatlas.report.data import RunData
 from perfatlas.report.registry import section
@@ -23,13 +23,18 @@ def findings_section(data: RunData) -> list[Block]:
         if found.origin == "stored"
         else f"recomputed from the stored results by {found.computed_by} (the run has none stored)"
     )
-    rows = [[f.kind, f.subject, value_text(f), f.verdict or "", f.severity] for f in found.findings]
+    rows = [
+        [f.kind, f.subject, value_text(f), coverage_text(f), f.verdict or "", f.severity]
+        for f in found.findings
+    ]
     table = Table(
-        ["kind", "subject", "value [interval]", "verdict", "severity"],
+        ["kind", "subject", "value [interval]", "coverage", "verdict", "severity"],
         rows,
-        caption="Intervals: 95 %, or the full range of fewer than 6 samples. Schema "
+        caption="Coverage: each interval's (95 %; an order-statistic interval of a median its "
+        "exact coverage, below 95 % for the full range of fewer than 6 samples), or why there is "
+        "none. Schema "
         "perfatlas.findings/1: 'perfatlas show RUN --json' and 'perfatlas export RUN --format "
-        "findings-csv' give the same findings with their methods, sources and coverage.",
+        "findings-csv' give the same findings with their methods and sources.",
     )
     blocks: list[Block] = [
         Note(
@@ -41,8 +46,11 @@ def findings_section(data: RunData) -> list[Block]:
     if attention:
         blocks.append(
             Table(
-                ["kind", "subject", "value [interval]", "verdict"],
-                [[f.kind, f.subject, value_text(f), f.verdict or ""] for f in attention],
+                ["kind", "subject", "value [interval]", "coverage", "verdict"],
+                [
+                    [f.kind, f.subject, value_text(f), coverage_text(f), f.verdict or ""]
+                    for f in attention
+                ],
                 caption="Findings of severity notice or warning.",
             )
         )
