@@ -272,12 +272,11 @@ def test_peak_flops_are_the_stored_figures(tmp_path):
 
 
 # -- noise: the BSP cost at scale -----------------------------------------------------------------
-def test_the_noise_table_states_the_stored_bsp_cost_at_scale(tmp_path):
-    """FWQ quanta of 10 us, every 10th 5 us longer; the stored BSP findings are what the table's
-    BSP columns show, a lower bound marked; without them, '-'."""
+def noise_run(tmp_path):
+    """A stored FWQ run on CPU 0: quanta of 10 us, every 10th 5 us longer."""
     quanta = np.full(20_000, 10_000.0)
     quanta[::10] += 5_000.0
-    store, run_id = stored_run(
+    return stored_run(
         tmp_path,
         [
             document(
@@ -288,6 +287,12 @@ def test_the_noise_table_states_the_stored_bsp_cost_at_scale(tmp_path):
             )
         ],
     )
+
+
+def test_the_noise_table_states_the_stored_bsp_cost_at_scale(tmp_path):
+    """FWQ quanta of 10 us, every 10th 5 us longer; the stored BSP findings are what the table's
+    BSP columns show, a lower bound marked; without them, '-'."""
+    store, run_id = noise_run(tmp_path)
 
     def at_1_ms(finding: dict) -> dict:
         if finding["details"]["granularity_ns"] != 1e6:
@@ -400,19 +405,7 @@ def test_the_noise_table_states_the_stored_detours_and_strongest_line(tmp_path):
     """FWQ quanta of 10 us, every 10th 5 us longer: 5 us lost at p99 and at most, a line at
     1 / 105 us holding all of it; planted, the p99, largest and strongest-line columns state the
     stored slowdown finding's figures."""
-    quanta = np.full(20_000, 10_000.0)
-    quanta[::10] += 5_000.0
-    store, run_id = stored_run(
-        tmp_path,
-        [
-            document(
-                "noise",
-                {"method": "fwq", "cpus": [0], "cpu": 0, "duration": 0.2, "quantum": 1e-5},
-                {"quantum_ns": list(quanta)},
-                timer={"resolution_ns": 20.0},
-            )
-        ],
-    )
+    store, run_id = noise_run(tmp_path)
     assert " 5 us 5 us 9524 Hz (100 %) " in terminal(noise_table, store, run_id)
 
     def planted_detours(finding: dict) -> dict:
