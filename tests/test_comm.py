@@ -168,6 +168,24 @@ def test_pingpong_records_the_launch(pingpong):
     assert launch["mpi"]
 
 
+def test_the_warm_up_lasts_warmup_time_and_says_how_many_iterations_it_ran(
+    cli, tmp_path, read_json
+):
+    """At least `warmup` iterations and at least warmup_time: a 30 ms warm-up of barriers (tens
+    of us each) runs far more than one; with warmup_time=0, exactly `warmup`."""
+    ran = {}
+    for warmup_time in ("0", "30ms"):
+        out = tmp_path / f"barrier-{warmup_time}.json"
+        result = cli(
+            "measure", "comm.barrier", "np=2", "warmup=1", f"warmup_time={warmup_time}",
+            "samples=3", "min_sample_time=200us", "time_limit=1s", "--json", str(out),
+        )  # fmt: skip
+        assert result.code == 0, result.err
+        ran[warmup_time] = read_json(out)["derived"]["warmup_iterations"]  # one document: P = 2
+    assert ran["0"] == 1
+    assert ran["30ms"] > 30  # barriers of 2 ranks take well under 1 ms
+
+
 def test_bidirectional_counts_both_directions(cli, tmp_path, read_json):
     out = tmp_path / "bi.json"
     result = cli(

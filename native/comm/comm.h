@@ -88,31 +88,37 @@ void pa_histogram_json(pa_json *json, const pa_histogram *histogram, double scal
  * time_limit (but never fewer than PA_MIN_SAMPLES). */
 #define PA_MIN_SAMPLES 3
 typedef struct {
-    int warmup;  /* untimed iterations */
-    int samples; /* samples wanted */
+    int warmup;         /* untimed iterations, at least */
+    double warmup_time; /* seconds the warm-up lasts, at least */
+    int samples;        /* samples wanted */
     double min_sample_time, time_limit;
 } pa_timing;
-/* The parameters warmup, samples, min_sample_time and time_limit of every comm executable. */
-#define PA_COMM_TIMING_PARAMS(samples_default, min_sample_time_default, time_limit_default)       \
-    {"warmup", PA_INT, "10", "untimed iterations before calibration", NULL, 0, 1e9},              \
-        {"samples",                                                                               \
-         PA_INT,                                                                                  \
-         samples_default,                                                                         \
-         "timed samples wanted (each a batch of iterations)",                                     \
-         NULL,                                                                                    \
-         1,                                                                                       \
-         1e6},                                                                                    \
-        {"min_sample_time",                                                                       \
-         PA_DURATION,                                                                             \
-         min_sample_time_default,                                                                 \
-         "a sample lasts at least this long (iterations per sample are calibrated)",              \
-         NULL,                                                                                    \
-         0,                                                                                       \
-         3600},                                                                                   \
-    {                                                                                             \
-        "time_limit", PA_DURATION, time_limit_default,                                            \
-            "stop sampling one measurement after this long (at least 3 samples are taken)", NULL, \
-            0, 86400                                                                              \
+/* The parameters warmup, warmup_time, samples, min_sample_time and time_limit of every comm
+ * executable. */
+#define PA_COMM_TIMING_PARAMS(samples_default, min_sample_time_default, time_limit_default)         \
+    {"warmup", PA_INT, "10", "untimed iterations before calibration", NULL, 0, 1e9},                \
+        {"warmup_time", PA_DURATION,                                                                \
+         "10ms",        "the warm-up lasts at least this long (and at most a tenth of time_limit)", \
+         NULL,          0,                                                                          \
+         3600},                                                                                     \
+        {"samples",                                                                                 \
+         PA_INT,                                                                                    \
+         samples_default,                                                                           \
+         "timed samples wanted (each a batch of iterations)",                                       \
+         NULL,                                                                                      \
+         1,                                                                                         \
+         1e6},                                                                                      \
+        {"min_sample_time",                                                                         \
+         PA_DURATION,                                                                               \
+         min_sample_time_default,                                                                   \
+         "a sample lasts at least this long (iterations per sample are calibrated)",                \
+         NULL,                                                                                      \
+         0,                                                                                         \
+         3600},                                                                                     \
+    {                                                                                               \
+        "time_limit", PA_DURATION, time_limit_default,                                              \
+            "stop sampling one measurement after this long (at least 3 samples are taken)", NULL,   \
+            0, 86400                                                                                \
     }
 void pa_timing_from_args(pa_timing *timing, const pa_args *args);
 
@@ -129,6 +135,7 @@ typedef double pa_batch_fn(void *context, long iterations, uint64_t *laps);
 
 typedef struct {
     long iterations; /* per sample */
+    int warmed;      /* warm-up iterations run */
     int requested, count;
     double *seconds; /* this rank's wall time of each sample (malloc'd) */
     double elapsed;  /* this rank's time for the whole measurement, calibration included */

@@ -162,15 +162,16 @@ void pa_p2p_result_free(pa_p2p_result *result)
 
 static void series_to_root(pa_series *series, int from, int me)
 {
-    long header[3] = {series->iterations, series->requested, series->count};
+    long header[4] = {series->iterations, series->requested, series->count, series->warmed};
     if (me == from) {
-        MPI_Send(header, 3, MPI_LONG, 0, 21, MPI_COMM_WORLD);
+        MPI_Send(header, 4, MPI_LONG, 0, 21, MPI_COMM_WORLD);
         MPI_Send(series->seconds, series->count, MPI_DOUBLE, 0, 22, MPI_COMM_WORLD);
     } else {
-        MPI_Recv(header, 3, MPI_LONG, from, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(header, 4, MPI_LONG, from, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         series->iterations = header[0];
         series->requested = (int)header[1];
         series->count = (int)header[2];
+        series->warmed = (int)header[3];
         free(series->seconds);
         series->seconds = pa_calloc((size_t)series->count + 1, sizeof(double), "seconds");
         MPI_Recv(series->seconds, series->count, MPI_DOUBLE, from, 22, MPI_COMM_WORLD,

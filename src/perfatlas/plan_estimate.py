@@ -11,9 +11,9 @@ On top of that, per benchmark:
 - cpu.core_to_core: per pair (n(n-1)/2 of n CPUs, n-1 with pairs=first) and direction the
   samples, and the calibration (three sessions per growth step: about CORE_TO_CORE_CALIBRATION
   samples), of min_sample_time;
-- comm.*: per measured point (a message size, a pair, a process count) the samples, warm-up and
+- comm.*: per measured point (a message size, a pair, a process count) the samples and
   calibration (about 4 more samples) of min_sample_time, capped by time_limit (native/comm/comm.c
-  cuts the samples to fit time_limit);
+  cuts the samples to fit time_limit), and the warm-up (warmup_time);
 - app.*: (repetitions + 1) x (a fixed part + the problem's work: unknowns or cells x 5 us for
   sparse solves and sweeps, 2 nbin npix^3 flops at 10 Gflop/s for MADbench); app.spmv like comm;
 - a size series (bytes=A,B,...) is one launch: the start-up once, the points' bodies summed;
@@ -129,7 +129,8 @@ def _comm(name: str, params: dict[str, Any], machine: Machine) -> float:
         params.get("min_sample_time") or 0.001
     )
     limit = float(params.get("time_limit") or per_point)
-    return _comm_points(name, params) * min(per_point, limit)
+    warm = min(float(params.get("warmup_time") or 0.01), 0.1 * limit)  # native/comm/comm.c
+    return _comm_points(name, params) * (min(per_point, limit) + warm)
 
 
 def _app(name: str, params: dict[str, Any], machine: Machine) -> float:
