@@ -51,13 +51,26 @@ def _state(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
 
 
+def _parent_and_command(process: Path) -> tuple[int, bytes] | None:
+    """The parent pid (/proc/PID/stat) and command line of a process (None: it is gone)."""
+    try:
+        parent = int(process.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1])
+        return parent, process.joinpath("cmdline").read_bytes()
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def _native_child(pid: int, name: str) -> int:
-    """The one child of process `pid` that runs the native executable `name`."""
+    """The one child of process `pid` that runs the native executable `name`: found by the
+    parent pid of every process (/proc/PID/stat), not by /proc/PID/task/TID/children, which
+    the kernel documents as unreliable unless the children are stopped, and which once listed
+    none here under load."""
+    program = bytes(executable(name))
+    seen = {p.name: _parent_and_command(p) for p in Path("/proc").iterdir() if p.name.isdigit()}
     (child,) = [
-        int(child)
-        for task in Path(f"/proc/{pid}/task").iterdir()
-        for child in (task / "children").read_text().split()
-        if Path(f"/proc/{child}/cmdline").read_bytes().startswith(bytes(executable(name)))
+        int(number)
+        for number, found in seen.items()
+        if found and found[0] == pid and found[1].startswith(program)
     ]
     return child
 
