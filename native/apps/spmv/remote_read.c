@@ -93,8 +93,8 @@ static double element_product(void *state)
     for (int i = 0; i < b->rows; i++) {
         double sum = 0.0;
         for (int k = b->rowptr[i]; k < b->rowptr[i + 1]; k++) {
-            double x = b->owner[k] == b->rank ? s->x_mine[b->offset[k]]
-                                              : remote_x(s->x, b->colind[k]);
+            double x =
+                b->owner[k] == b->rank ? s->x_mine[b->offset[k]] : remote_x(s->x, b->colind[k]);
             sum += b->values[k] * x;
         }
         s->y[i] = sum;
