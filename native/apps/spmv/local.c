@@ -46,17 +46,22 @@ void pa_gather_rows(const pa_block *b, const int *column, const double *x, doubl
     }
 }
 
+void pa_scatter_add(const pa_block *b, double *y)
+{
+    for (int i = 0; i < b->rows; i++) {
+        double xi = b->x_mine[i];
+        for (int k = b->rowptr[i]; k < b->rowptr[i + 1]; k++)
+            y[b->colind[k]] += b->values[k] * xi;
+    }
+}
+
 void pa_scatter_rows(const pa_block *b, double *y)
 {
     for (int i = 0; i < b->rows; i++)
         y[b->lo + i] = 0.0;
     for (int g = 0; g < b->nghosts; g++)
         y[b->ghosts[g]] = 0.0;
-    for (int i = 0; i < b->rows; i++) {
-        double xi = b->x_mine[i];
-        for (int k = b->rowptr[i]; k < b->rowptr[i + 1]; k++)
-            y[b->colind[k]] += b->values[k] * xi;
-    }
+    pa_scatter_add(b, y);
 }
 
 long long pa_no_remote_operations(void *state)

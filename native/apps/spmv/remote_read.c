@@ -135,7 +135,7 @@ static void replicate_index(read_state *s)
     s->range_lo = pa_alloc(most, sizeof(int64_t), "range_lo");
     s->range_hi = pa_alloc(most, sizeof(int64_t), "range_hi");
     s->compact = pa_alloc((size_t)(b->nnz ? b->nnz : 1), sizeof(int), "compact");
-    int n = s->nranges = pa_spmv_runs(b, s->range_lo, s->range_hi);
+    int n = s->nranges = pa_spmv_runs(b, 1, s->range_lo, s->range_hi);
     pa_smi_counts before, after;
     pa_spmv_smi(pa_smi_counts_of(s->x, &before));
     pa_spmv_smi(pa_smi_replicate(s->x, n, s->range_lo, s->range_hi, PA_SMI_FETCH));

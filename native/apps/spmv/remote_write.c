@@ -137,11 +137,7 @@ static void *combine_setup(const pa_block *b, int threads, const char **why)
     size_t most = (size_t)b->nghosts + 1;
     s->run_lo = pa_alloc(most, sizeof(int64_t), "run_lo");
     s->run_hi = pa_alloc(most, sizeof(int64_t), "run_hi");
-    for (int g = 0; g < b->nghosts; g++) /* the ghosts (increasing) as runs of consecutive rows */
-        if (s->nruns > 0 && s->run_hi[s->nruns - 1] == b->ghosts[g])
-            s->run_hi[s->nruns - 1]++;
-        else
-            s->run_lo[s->nruns] = b->ghosts[g], s->run_hi[s->nruns++] = b->ghosts[g] + 1;
+    s->nruns = pa_spmv_runs(b, 0, s->run_lo, s->run_hi);
     pa_smi_counts before, after;
     pa_spmv_smi(pa_smi_counts_of(s->y_region, &before));
     combine_product(s);
@@ -158,11 +154,7 @@ static double combine_product(void *state)
     uint64_t start = pa_ticks();
     pa_spmv_smi(pa_smi_replicate(y, 0, NULL, NULL, PA_SMI_ZERO));
     double *copy = pa_smi_copy(y);
-    for (int i = 0; i < b->rows; i++) { /* pa_scatter_rows without its zeroing: done */
-        double xi = b->x_mine[i];
-        for (int k = b->rowptr[i]; k < b->rowptr[i + 1]; k++)
-            copy[b->colind[k]] += b->values[k] * xi;
-    }
+    pa_scatter_add(b, copy);           /* into the copy PA_SMI_ZERO started at zero */
     for (int k = 0; k < s->nruns; k++) /* a run at a time: consecutive ghosts touched at once */
         pa_spmv_smi(pa_smi_touch_range(y, s->run_lo[k], s->run_hi[k]));
     /* My block untouched, copied into my part, to which combine adds the others' entries: zeroing

@@ -102,10 +102,11 @@ double pa_timed_products(void (*once)(const void *state), const void *state, lon
 /* The local products the variants share (local.c), one thread:
  *   pa_gather_rows   y_i = sum_k a_ik x[column[k]] over my rows i (column: colind for a
  *                    full-length x, or indices into a compacted one)
- *   pa_scatter_rows  y_j += a_ij x_i for my rows i into a full-length y, after resetting only
- *                    the entries it touches (my block and the ghosts): the others keep the zeros
- *                    of their setup */
+ *   pa_scatter_add   y_j += a_ij x_i for my rows i into a full-length y
+ *   pa_scatter_rows  the same after resetting only the entries it touches (my block and the
+ *                    ghosts): the others keep the zeros of their setup */
 void pa_gather_rows(const pa_block *b, const int *column, const double *x, double *y);
+void pa_scatter_add(const pa_block *b, double *y);
 void pa_scatter_rows(const pa_block *b, double *y);
 /* The remote_operations of a variant without remote access: 0. */
 long long pa_no_remote_operations(void *state);
@@ -122,10 +123,10 @@ void pa_close_window(MPI_Win *window);
  * PA_SMI_RMA_ONLY), collective. Returns 0, or -1 with a sentence in `why` when this MPI cannot
  * create its windows (Open MPI's osc/rdma over TCP). */
 int pa_spmv_region(const pa_block *b, unsigned flags, pa_smi_region **region, const char **why);
-/* My block and the ghosts (increasing, outside my block) merged into runs of consecutive columns
- * lo[k] .. hi[k] - 1, increasing: the ranges a libpa-smi copy holds or a product touches. lo and
- * hi have room for nghosts + 1 runs; returns the count. */
-int pa_spmv_runs(const pa_block *b, int64_t *lo, int64_t *hi);
+/* The ghosts (increasing, outside my block), with my block when `with_block`, merged into runs of
+ * consecutive columns lo[k] .. hi[k] - 1, increasing: the ranges a libpa-smi copy holds or a
+ * product touches. lo and hi have room for nghosts + 1 runs; returns the count. */
+int pa_spmv_runs(const pa_block *b, int with_block, int64_t *lo, int64_t *hi);
 /* libpa-smi's last sentence and exit status 3. */
 void pa_spmv_smi_failed(void);
 /* A libpa-smi call that cannot fail on valid arguments: its sentence and exit status 3 if it

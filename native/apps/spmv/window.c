@@ -30,9 +30,9 @@ int pa_spmv_region(const pa_block *b, unsigned flags, pa_smi_region **region, co
     return 0;
 }
 
-int pa_spmv_runs(const pa_block *b, int64_t *lo, int64_t *hi)
+int pa_spmv_runs(const pa_block *b, int with_block, int64_t *lo, int64_t *hi)
 {
-    int g = 0, n = 0, block_done = b->rows == 0;
+    int g = 0, n = 0, block_done = !with_block || b->rows == 0;
     while (g < b->nghosts || !block_done) {
         int64_t first, end;
         if (!block_done && (g == b->nghosts || b->ghosts[g] > b->lo)) {
