@@ -88,11 +88,13 @@ def test_hosts_are_labelled_inter_node_and_the_slow_link_is_flagged(cli, cluster
 def test_a_randomly_chosen_slow_host_is_named_in_every_trial(cli, cluster):
     """Issue 16: in each trial one of pa2..pa4 (a seeded random order of the three) is throttled;
     the anomaly rule, with its re-measurement, must name it in every trial. Rank 0 is on pa1,
-    which every pair of the distance scan involves, so pa1 cannot be singled out. Another host
-    named beside it (a false alarm) is a disturbance of this test bed, four hosts on two CPUs,
-    that outlasts the re-measurement: measured at 1 trial in 27 (docs/guide/communication.md,
-    bench/slow_link_trials.py). A false alarm in 2 of the 3 trials fails the test: at that rate
-    it happens 0.4 % of the time; a rule that alarms in one trial of three, 26 % of the time."""
+    which every pair of the distance scan involves, so pa1 cannot be singled out; it is bound to
+    CPU 0 and the others to CPU 1, so that every measured pair spans both CPUs (unbound, a pair
+    may share one). Another host named beside it (a false alarm) is a disturbance of this test
+    bed, four hosts on two CPUs, that outlasts the re-measurement: measured at about 1 trial in
+    25 (docs/guide/communication.md, bench/slow_link_trials.py). A false alarm in 2 of the 3
+    trials fails the test: at that rate it happens 0.5 % of the time; a rule that alarms in one
+    trial of three, 26 % of the time."""
     skip_when_cores_are_busy()  # other processes' bursts read as slow links
     if (os.cpu_count() or 1) < 2:
         pytest.skip("pinning each pair across two cores needs two CPUs")
