@@ -51,27 +51,25 @@ def _state(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
 
 
-def _parent_and_command(process: Path) -> tuple[int, bytes] | None:
-    """The parent pid (/proc/PID/stat) and command line of a process (None: it is gone)."""
+def _parent_and_name(process: Path) -> tuple[int, str] | None:
+    """The parent pid and the command name (at most 15 characters) of a process, from
+    /proc/PID/stat, which a zombie keeps (its cmdline reads empty); None: it is gone."""
     try:
-        parent = int(process.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1])
-        return parent, process.joinpath("cmdline").read_bytes()
+        head, tail = process.joinpath("stat").read_text().rsplit(")", 1)
+        return int(tail.split()[1]), head.split("(", 1)[1]
     except (OSError, IndexError, ValueError):
         return None
 
 
 def _native_child(pid: int, name: str) -> int:
-    """The one child of process `pid` that runs the native executable `name`: found by the
-    parent pid of every process (/proc/PID/stat), not by /proc/PID/task/TID/children, which
-    the kernel documents as unreliable unless the children are stopped, and which once listed
-    none here under load."""
-    program = bytes(executable(name))
-    seen = {p.name: _parent_and_command(p) for p in Path("/proc").iterdir() if p.name.isdigit()}
-    (child,) = [
-        int(number)
-        for number, found in seen.items()
-        if found and found[0] == pid and found[1].startswith(program)
-    ]
+    """The one child of process `pid` that runs the native executable `name`, running or exited
+    and not yet waited for (a zombie: the last document can arrive after the exit). Found by
+    the parent pid and command name of every process (/proc/PID/stat): a zombie's cmdline is
+    empty, and /proc/PID/task/TID/children is documented as unreliable unless the children are
+    stopped."""
+    command = executable(name).name[:15]  # the kernel's TASK_COMM_LEN - 1
+    seen = {p.name: _parent_and_name(p) for p in Path("/proc").iterdir() if p.name.isdigit()}
+    (child,) = [int(number) for number, found in seen.items() if found == (pid, command)]
     return child
 
 
