@@ -29,7 +29,6 @@ from perfatlas.findings.model import (
 from perfatlas.findings.registry import finding_source
 from perfatlas.report.common import number
 from perfatlas.report.data import RunData
-from perfatlas.store import Result
 from perfatlas.units import format_size
 
 ANOMALY_METHOD = (
@@ -280,11 +279,6 @@ def not_judged_sentence(unjudged: list[Finding]) -> str:
     """The comm.not_judged findings: the groups too small for the rule."""
     said = "; ".join(f"{f.subject}, {int(f.value or 0)} figure(s): {f.verdict}" for f in unjudged)
     return f"{said}."
-
-
-def pingpong_of(found: RunFindings, kind: str, result: Result | None) -> Finding | None:
-    """The comm.pingpong_latency or comm.pingpong_bandwidth finding of a headline's result."""
-    return None if result is None else found.of_results(kind).get(result.id)
 
 
 def growth_verdict(found: RunFindings, line: CollectiveLine) -> str:

@@ -46,8 +46,8 @@ def pingpong_table(data: RunData) -> Table | None:
     )
     found = run_findings(data)
     for f in figures:
-        latency = stated.pingpong_of(found, "comm.pingpong_latency", f.smallest)
-        peak = stated.pingpong_of(found, "comm.pingpong_bandwidth", f.peak)
+        latency = found.of_result("comm.pingpong_latency", f.smallest)
+        peak = found.of_result("comm.pingpong_bandwidth", f.peak)
         half = peak.details.get("half_peak_bytes") if peak else None
         at = f"{format_size(f.smallest.params['bytes'])}: " if latency and f.smallest else ""
         table.add_row(

@@ -15,7 +15,7 @@ from perfatlas import __version__
 from perfatlas.findings.model import Finding
 from perfatlas.findings.registry import all_sources
 from perfatlas.report.data import RunData
-from perfatlas.store import Store
+from perfatlas.store import Result, Store
 
 SCHEMA = "perfatlas.findings/1"
 
@@ -41,6 +41,11 @@ class RunFindings:
         return {
             f.sources.results[0]: f for f in self.findings if f.kind == kind and f.sources.results
         }
+
+    def of_result(self, kind: str, result: Result | None) -> Finding | None:
+        """The finding of one kind that comes first from `result` (a peak bandwidth, a ping-pong
+        headline figure); None without the result or the finding."""
+        return None if result is None else self.of_results(kind).get(result.id)
 
     def of_sources(self, kind: str) -> dict[tuple[int, ...], Finding]:
         """The findings of one kind by all the results they come from (a contention ratio by its

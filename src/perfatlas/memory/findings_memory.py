@@ -246,11 +246,6 @@ def level_of(found: RunFindings, reference: Series, level: Level) -> Finding | N
     )
 
 
-def peak_bandwidth_of(found: RunFindings, peak: Result | None) -> Finding | None:
-    """The memory.peak_bandwidth finding of a peak's result."""
-    return None if peak is None else found.of_results("memory.peak_bandwidth").get(peak.id)
-
-
 def contention_of(found: RunFindings, c: ContentionRatio) -> Finding | None:
     """The memory.contention finding of a loaded / alone pair (None: the run has none)."""
     return found.of_sources("memory.contention").get(_contention_sources(c).results)

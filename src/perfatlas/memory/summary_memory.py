@@ -12,7 +12,6 @@ from perfatlas.memory.analysis_levels import compare_with_hwloc
 from perfatlas.memory.findings_memory import (
     contention_of,
     level_of,
-    peak_bandwidth_of,
     ratio_text,
 )
 from perfatlas.memory.series import (
@@ -94,7 +93,7 @@ def bandwidth_table(data: RunData) -> Table | None:
         stores = (
             "nt" if row.variant.startswith("non-temporal") else row.variant.replace(" stores", "")
         )
-        peaks = [peak_bandwidth_of(found, row.peak.get(t)) for t in counts]
+        peaks = [found.of_result("memory.peak_bandwidth", row.peak.get(t)) for t in counts]
         table.add_row(row.op, stores, *[figure_text(f, number, dim=True) for f in peaks])
     return table
 
