@@ -89,20 +89,25 @@ extern int pa_ipm_active;
 #define PA_IPM_THREAD_LOCAL _Thread_local __attribute__((tls_model("initial-exec")))
 
 /* Polls (polls.c): the Test family, counted per thread, timed exactly for the first
- * PA_IPM_POLL_EXACT calls of a run and then one call in PA_IPM_POLL_EVERY. */
+ * PA_IPM_POLL_EXACT calls of a run and then one call in PA_IPM_POLL_EVERY, at random gaps. */
 #define PA_IPM_POLL_CALLS 4
 extern const int pa_ipm_poll_calls[PA_IPM_POLL_CALLS]; /* MPI_Test, Testany, Testall, Testsome */
 #define PA_IPM_POLL_EXACT 64
-#define PA_IPM_POLL_EVERY 16
+#define PA_IPM_POLL_EVERY 256
 typedef struct {
     int slot, region;
-    uint64_t calls, timed, ticks, min, max; /* ticks, min, max: of the timed calls */
+    int countdown;            /* calls until the next timed one (<= 0: this one) */
+    uint64_t random;          /* the gaps' generator (0: not seeded yet) */
+    uint64_t calls, timed;    /* counted, timed */
+    uint64_t exact_ticks;     /* of the first PA_IPM_POLL_EXACT calls, all timed */
+    uint64_t ticks, min, max; /* of every timed call */
 } pa_ipm_poll_t;
-/* Whether the next call of `run` is timed (then pa_ipm_poll_timed gets its ticks); counts it. */
+/* Whether the next call of `run` is timed (then pa_ipm_poll_timed gets its ticks, and sets the
+ * countdown to the one after); counts it. */
 static inline int pa_ipm_poll_counts(pa_ipm_poll_t *run)
 {
-    uint64_t n = run->calls++;
-    return n < PA_IPM_POLL_EXACT || n % PA_IPM_POLL_EVERY == 0;
+    run->calls++;
+    return --run->countdown <= 0;
 }
 /* What the event path reads of this thread, in one thread-local block (one thread-pointer offset,
  * not one per variable). */
@@ -140,7 +145,8 @@ static inline pa_ipm_poll_t *pa_ipm_poll_start(int slot)
 }
 
 void pa_ipm_poll_timed(pa_ipm_poll_t *run, uint64_t ticks);
-void pa_ipm_flush_polls(void); /* every thread's runs into the table, at the end */
+void pa_ipm_polls_calibrate(void); /* the timer's own cost, which timed polls leave out */
+void pa_ipm_flush_polls(void);     /* every thread's runs into the table, at the end */
 /* `events` events of `call` in `region` at once, taking ticks_total in all (polls.c). */
 void pa_ipm_record_batch(int region, int call, uint64_t events, uint64_t ticks_total,
                          uint64_t ticks_min, uint64_t ticks_max);

@@ -3,15 +3,23 @@
  * counter twice per call -- about 10 ns per read on a virtual machine -- and updating the shared
  * table would be most of the program's run time. So their events go to a per-thread accumulator:
  * every call is counted; the first PA_IPM_POLL_EXACT calls of each (region, call) run are timed,
- * then one call in PA_IPM_POLL_EVERY (systematic sampling); the run enters the table at the thread's
- * next poll in another region, or at the end, as one batch whose time is the mean of the timed
- * calls times the count (exact for runs of up to PA_IPM_POLL_EXACT calls). The profile document
- * says so ("poll_sampling", docs/profile.md). Completions are still tracked call by call
- * (requests.c): only the timing of the poll itself is sampled. */
+ * then one call in PA_IPM_POLL_EVERY on average, each gap drawn uniformly from
+ * 1 .. 2 PA_IPM_POLL_EVERY - 1. Random gaps, not every k-th call: the cost of a poll can be
+ * periodic in the call count (an MPI library that runs its event loop every n-th progress call),
+ * and a fixed stride that shares a factor with that period samples some phases always and others
+ * never. The run enters the table at the thread's next poll in another region, or at the end, as
+ * one batch whose time is the exact time of its first calls plus the mean of the sampled calls
+ * times the calls after those (a stratified estimate; exact for runs of up to PA_IPM_POLL_EXACT
+ * calls). A timed poll's ticks are less the timer's own cost (the median of back-to-back reads,
+ * measured at MPI_Init): a sampled call pays it, the calls it stands for do not, and for a poll of
+ * ~15 ns its ~7 ns would inflate the estimate by half (overhead compensation: Malony & Shende,
+ * 2004). The profile document says so ("poll_sampling", docs/profile.md). Completions are still
+ * tracked call by call (requests.c): only the timing of the poll itself is sampled. */
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include "table.h"
+#include "timer.h"
 
 #define PA_IPM_POLL_THREADS 256 /* threads with an accumulator; others record every call */
 
@@ -26,15 +34,60 @@ static PA_IPM_THREAD_LOCAL poll_thread_t *mine; /* its runs are pa_ipm_self.poll
 static PA_IPM_THREAD_LOCAL int no_room;         /* this thread found the accumulator list full */
 static poll_thread_t *threads[PA_IPM_POLL_THREADS];
 static atomic_int thread_count;
+static uint64_t timer_cost; /* ticks of an empty timed interval (pa_ipm_polls_calibrate) */
+
+static int by_value(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+void pa_ipm_polls_calibrate(void)
+{
+    enum {
+        PAIRS = 63
+    };
+    uint64_t empty[PAIRS];
+    for (int i = 0; i < PAIRS; i++) {
+        uint64_t start = pa_ticks_unfenced();
+        empty[i] = pa_ticks_unfenced() - start;
+    }
+    qsort(empty, PAIRS, sizeof *empty, by_value);
+    timer_cost = empty[PAIRS / 2];
+}
+
+/* The run's time: its first calls' exactly, the calls after those at the mean of the sampled
+ * ones (at the exact calls' mean until one is sampled). */
+static uint64_t estimated_ticks(const pa_ipm_poll_t *run)
+{
+    uint64_t exact = run->calls < PA_IPM_POLL_EXACT ? run->calls : PA_IPM_POLL_EXACT;
+    uint64_t sampled = run->timed - exact;
+    double mean = sampled ? (double)(run->ticks - run->exact_ticks) / (double)sampled
+                          : (double)run->exact_ticks / (double)exact;
+    return run->exact_ticks + (uint64_t)(mean * (double)(run->calls - exact) + 0.5);
+}
 
 static void flush(pa_ipm_poll_t *run)
 {
     if (run->calls == 0)
         return;
-    uint64_t ticks = (uint64_t)((double)run->ticks * (double)run->calls / (double)run->timed + 0.5);
-    pa_ipm_record_batch(run->region, pa_ipm_poll_calls[run->slot], run->calls, ticks, run->min,
-                        run->max);
+    pa_ipm_record_batch(run->region, pa_ipm_poll_calls[run->slot], run->calls, estimated_ticks(run),
+                        run->min, run->max);
     *run = (pa_ipm_poll_t){.slot = run->slot, .region = run->region};
+}
+
+/* The calls to the next sampled one: uniform on 1 .. 2 PA_IPM_POLL_EVERY - 1 (mean
+ * PA_IPM_POLL_EVERY), from xorshift64* (Vigna, ACM TOMS 2016), seeded per run so that a
+ * program's sampling is the same from one execution to the next. */
+static int gap(pa_ipm_poll_t *run)
+{
+    if (run->random == 0)
+        run->random = 0x9e3779b97f4a7c15ull ^ ((uint64_t)run->slot << 32 | (uint32_t)run->region);
+    run->random ^= run->random >> 12;
+    run->random ^= run->random << 25;
+    run->random ^= run->random >> 27;
+    uint64_t draw = (run->random * 0x2545f4914f6cdd1dull) >> 32;
+    return 1 + (int)(draw % (2 * PA_IPM_POLL_EVERY - 1));
 }
 
 static poll_thread_t *this_thread(void)
@@ -70,12 +123,16 @@ pa_ipm_poll_t *pa_ipm_poll_start_slow(int slot)
 
 void pa_ipm_poll_timed(pa_ipm_poll_t *run, uint64_t ticks)
 {
+    ticks = ticks > timer_cost ? ticks - timer_cost : 0;
     if (run->timed == 0 || ticks < run->min)
         run->min = ticks;
     if (ticks > run->max)
         run->max = ticks;
+    if (run->timed < PA_IPM_POLL_EXACT)
+        run->exact_ticks += ticks;
     run->timed++;
     run->ticks += ticks;
+    run->countdown = run->timed < PA_IPM_POLL_EXACT ? 1 : gap(run);
 }
 
 void pa_ipm_flush_polls(void)

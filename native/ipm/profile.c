@@ -242,7 +242,9 @@ static void write_footer(pa_json *json, const pa_ipm_profile_t *profile)
     pa_json_key_string(
         json, "method",
         "every call counted; per thread, region and call, the first timed_first calls "
-        "timed, then one in then_one_in; total time = mean timed time x count");
+        "timed, then one in then_one_in on average at random gaps (uniform on 1 .. "
+        "2 then_one_in - 1); total time = the first calls' time + the sampled calls' mean time "
+        "x the calls after the first");
     pa_json_end_object(json);
 }
 

@@ -86,6 +86,7 @@ static int innermost(void)
 void pa_ipm_start(void)
 {
     pa_timer_start_calibration(); /* finished at the end: nothing to wait for at MPI_Init */
+    pa_ipm_polls_calibrate();
     pa_ipm.pid = (long)getpid();
     PMPI_Comm_rank(MPI_COMM_WORLD, &pa_ipm.rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &pa_ipm.size);
