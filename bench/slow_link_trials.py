@@ -20,7 +20,6 @@ e.g. main before a change). Prints one line per trial and the counts as JSON.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import os
 import random
@@ -28,15 +27,14 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-TOOL = Path(__file__).resolve().parents[2] / "shared" / "tools" / "netns-cluster"
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from netns_hosts import LOCK, pair_spanning_args  # noqa: E402  (the tests' lock and placement)
+from netns_bed import TOOL, test_bed
 
 CANDIDATES = ("pa2", "pa3", "pa4")
-FAST = ["samples=9", "min_sample_time=1ms", "time_limit=1s", "warmup=20"]
+# the distance scan's parameters (slow_link_states.py's too)
+SCAN = ["bandwidth_bytes=64KiB", "window=8", "samples=9", "min_sample_time=1ms", "time_limit=1s",
+        "warmup=20"]  # fmt: skip
 
 
 def lift(slow: str) -> None:
@@ -57,7 +55,7 @@ def trial(slow: str, mpirun_args: list[str], folder: Path, number: int) -> dict:
     try:
         done = subprocess.run(
             [sys.executable, "-m", "perfatlas", "--db", str(db), "measure", "comm.distance",
-             "np=4", "bandwidth_bytes=64KiB", "window=8", *FAST,
+             "np=4", *SCAN,
              "--mpirun-args", shlex.join(mpirun_args)],
             capture_output=True, text=True, timeout=600,
         )  # fmt: skip
@@ -96,31 +94,14 @@ def main() -> None:
         slow_hosts += draw.sample(CANDIDATES, len(CANDIDATES))
     slow_hosts = slow_hosts[: args.trials]
     os.environ["PERFATLAS_LAUNCH_TIMEOUT"] = "120"
-    with LOCK.open("w") as lock, tempfile.TemporaryDirectory() as tmp:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        folder = Path(tmp)
-        up = subprocess.run(
-            [str(TOOL), "up", "4", str(folder / "cluster")],
-            capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
-        if up.returncode != 0:
-            raise SystemExit(f"netns-cluster up failed: {up.stderr.strip()}")
-        try:
-            mpirun_args = shlex.split((folder / "cluster" / "mpirun-args").read_text())
-            mpirun_args = (
-                [*mpirun_args, "--map-by", "node"]
-                if args.unbound
-                else pair_spanning_args(mpirun_args, folder, 4)
-            )
-            rows = []
-            for number, slow in enumerate(slow_hosts, 1):
-                rows.append(trial(slow, mpirun_args, folder, number))
-                print(json.dumps(rows[-1]), flush=True)
-                if args.keep:
-                    Path(args.keep).mkdir(parents=True, exist_ok=True)
-                    shutil.copy(folder / f"trial-{number}.db", Path(args.keep))
-        finally:
-            subprocess.run([str(TOOL), "down", str(folder / "cluster")], timeout=120)
+    with test_bed(args.unbound) as (folder, mpirun_args):
+        rows = []
+        for number, slow in enumerate(slow_hosts, 1):
+            rows.append(trial(slow, mpirun_args, folder, number))
+            print(json.dumps(rows[-1]), flush=True)
+            if args.keep:
+                Path(args.keep).mkdir(parents=True, exist_ok=True)
+                shutil.copy(folder / f"trial-{number}.db", Path(args.keep))
     import perfatlas
 
     print(

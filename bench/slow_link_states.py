@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Per-pair states of the slow-link test bed (issue 16): unthrottled distance scans launched back
+to back, and how often the anomaly rule would confirm a pair that nothing slowed.
+
+The test bed of bench/slow_link_trials.py (netns_bed.py: four hosts, every measured pair spanning
+the two CPUs), without a throttle: every pair is alike by construction. Each launch runs
+pa-comm-distance directly (np = 4, the trials' parameters). Printed: per launch the peers whose
+8-byte latency is over 1.2x the launch's lowest; how often that recurs for the same peer one
+launch later against how often any peer is over; and, judged by perfatlas.anomaly (the rule and
+its re-measurement, twice / confirmed) with the launch `lag` later as the re-measurement, the
+groups in which some pair would be reported.
+
+    sudo .venv/bin/python bench/slow_link_states.py --launches 60 [--lags 1,2,5,10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+
+import numpy as np
+from netns_bed import test_bed
+from slow_link_trials import SCAN
+
+from perfatlas import anomaly
+from perfatlas.native import executable
+
+PEERS = (1, 2, 3)
+OVER = 1.2
+
+
+def scan(mpirun_args: list[str]) -> dict[int, list[float]]:
+    """One launch: each peer's 8-byte latency samples (ns)."""
+    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    done = subprocess.run(
+        ["mpirun", *mpirun_args, "-np", "4", str(executable("pa-comm-distance")), *SCAN],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"pa-comm-distance failed: {done.stderr.strip()[-400:]}")
+    return {d["params"]["peer"]: d["samples"]["latency_ns"] for d in json.loads(done.stdout)}
+
+
+def slow_peers(launch: dict[int, list[float]]) -> set[int]:
+    medians = {p: float(np.median(launch[p])) for p in PEERS}
+    lowest = min(medians.values())
+    return {p for p in PEERS if medians[p] > OVER * lowest}
+
+
+def reported(first: dict[int, list[float]], again: dict[int, list[float]]) -> bool:
+    """Whether the rule, with `again` as the re-measurement, reports some pair of `first`."""
+    measured = [(anomaly.estimate(first[p]), anomaly.estimate(again[p])) for p in PEERS]
+    return any(
+        anomaly.confirmed(anomaly.twice(measured, i, higher_is_worse=True))
+        for i in range(len(PEERS))
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--launches", type=int, default=60)
+    parser.add_argument("--lags", default="1,2,5,10", help="re-measurement distances, launches")
+    args = parser.parse_args()
+    with test_bed() as (_, mpirun_args):
+        launches = [scan(mpirun_args) for _ in range(args.launches)]
+    slow = [slow_peers(launch) for launch in launches]
+    print("peers over 1.2x the launch's lowest:", " ".join(
+        "".join(str(p) if p in s else "." for p in PEERS) for s in slow))  # fmt: skip
+    over = sum(map(len, slow))
+    again = sum(p in slow[k + 1] for k in range(len(slow) - 1) for p in slow[k])
+    followed = sum(len(s) for s in slow[:-1])
+    print(f"a peer over in {over} of {len(PEERS) * len(slow)} figures "
+          f"({over / (len(PEERS) * len(slow)):.0%}); over again one launch later in "
+          f"{again} of {followed}")  # fmt: skip
+    for lag in map(int, args.lags.split(",")):
+        groups = len(launches) - lag
+        hits = sum(reported(launches[k], launches[k + lag]) for k in range(groups))
+        print(
+            f"re-measured {lag} launch(es) later: some pair reported in {hits} of {groups} groups"
+        )
+
+
+if __name__ == "__main__":
+    main()
