@@ -91,6 +91,20 @@ static void measure_resolution(void)
     resolution_ns = steps[trials / 2];
 }
 
+uint64_t pa_ticks_unfenced_cost(void)
+{
+    enum {
+        pairs = 63
+    };
+    double empty[pairs];
+    for (int i = 0; i < pairs; i++) {
+        uint64_t start = pa_ticks_unfenced();
+        empty[i] = (double)(pa_ticks_unfenced() - start);
+    }
+    qsort(empty, pairs, sizeof *empty, compare_doubles);
+    return (uint64_t)empty[pairs / 2];
+}
+
 void pa_timer_start_calibration(void)
 {
     pa_timer_uses_tsc = tsc_is_invariant();

@@ -79,6 +79,10 @@ static inline uint64_t pa_ticks_unfenced(void)
 
 double pa_ticks_to_seconds(uint64_t ticks);
 double pa_timer_resolution_ns(void);
+/* The ticks an empty interval of two back-to-back pa_ticks_unfenced() reads measures (the median
+ * of 63): what a timed interval holds besides the work it times. Valid after
+ * pa_timer_start_calibration. */
+uint64_t pa_ticks_unfenced_cost(void);
 
 /* "timer": {"source": ..., "resolution_ns": ..., "tsc_hz": ... or null}; on aarch64 also
  * "counter_hz" (cntvct_el0's calibrated rate) and "cntfrq_hz" (the rate cntfrq_el0 states). */

@@ -36,25 +36,7 @@ static poll_thread_t *threads[PA_IPM_POLL_THREADS];
 static atomic_int thread_count;
 static uint64_t timer_cost; /* ticks of an empty timed interval (pa_ipm_polls_calibrate) */
 
-static int by_value(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-void pa_ipm_polls_calibrate(void)
-{
-    enum {
-        PAIRS = 63
-    };
-    uint64_t empty[PAIRS];
-    for (int i = 0; i < PAIRS; i++) {
-        uint64_t start = pa_ticks_unfenced();
-        empty[i] = pa_ticks_unfenced() - start;
-    }
-    qsort(empty, PAIRS, sizeof *empty, by_value);
-    timer_cost = empty[PAIRS / 2];
-}
+void pa_ipm_polls_calibrate(void) { timer_cost = pa_ticks_unfenced_cost(); }
 
 /* The run's time: its first calls' exactly, the calls after those at the mean of the sampled
  * ones (at the exact calls' mean until one is sampled). */
