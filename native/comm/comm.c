@@ -134,10 +134,19 @@ FILE *pa_comm_open_output(const pa_world *world, const char *path, const char *w
 }
 
 /* One sentence, then MPI_Abort ends the whole job with status 3. */
+/* One sentence, then status 3 for the whole job. A lone process has no other rank to bring down
+ * and exits itself, a status both launchers pass on: under load MPICH's hydra once returned 1
+ * for a lone process's MPI_Abort(3) (a clean-clone CI run, 2026-11-28). */
 static void say_and_abort(const char *format, va_list ap)
 {
     pa_vmessage(format, ap);
     fflush(stderr);
+    int initialized = 0, size = 1;
+    MPI_Initialized(&initialized);
+    if (initialized)
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size == 1)
+        exit(3);
     MPI_Abort(MPI_COMM_WORLD, 3);
 }
 
