@@ -10,7 +10,11 @@ launch later against how often any peer is over; and, judged by perfatlas.anomal
 its re-measurement, twice / confirmed) with the launch `lag` later as the re-measurement, the
 groups in which some pair would be reported.
 
-    sudo .venv/bin/python bench/slow_link_states.py --launches 60 [--lags 1,2,5,10]
+    sudo .venv/bin/python bench/slow_link_states.py --launches 60 [--lags 1,2,5,10] [--keep F]
+    .venv/bin/python bench/slow_link_states.py --from F     # judge kept launches again
+
+--remeasurements K judges each group with the K launches after it as its re-measurements (every
+one of them must confirm the pair): how often a rule that re-measures K times would report.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import argparse
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import numpy as np
 from netns_bed import test_bed
@@ -49,11 +54,12 @@ def slow_peers(launch: dict[int, list[float]]) -> set[int]:
     return {p for p in PEERS if medians[p] > OVER * lowest}
 
 
-def reported(first: dict[int, list[float]], again: dict[int, list[float]]) -> bool:
-    """Whether the rule, with `again` as the re-measurement, reports some pair of `first`."""
-    measured = [(anomaly.estimate(first[p]), anomaly.estimate(again[p])) for p in PEERS]
+def reported(*launches: dict[int, list[float]]) -> bool:
+    """Whether the rule, with the launches after the first as its re-measurements, reports some
+    pair of the first."""
+    measured = [tuple(anomaly.estimate(launch[p]) for launch in launches) for p in PEERS]
     return any(
-        anomaly.confirmed(anomaly.twice(measured, i, higher_is_worse=True))
+        anomaly.confirmed(anomaly.each(measured, i, higher_is_worse=True))
         for i in range(len(PEERS))
     )
 
@@ -62,9 +68,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--launches", type=int, default=60)
     parser.add_argument("--lags", default="1,2,5,10", help="re-measurement distances, launches")
+    parser.add_argument("--remeasurements", default="1,2", help="re-measurements per group")
+    parser.add_argument("--keep", type=Path, help="store the launches' samples in this file")
+    parser.add_argument("--from", dest="kept", type=Path, help="judge launches kept before")
     args = parser.parse_args()
-    with test_bed() as (_, mpirun_args):
-        launches = [scan(mpirun_args) for _ in range(args.launches)]
+    if args.kept:
+        launches = [{int(p): v for p, v in launch.items()} for launch in json.loads(
+            args.kept.read_text())]  # fmt: skip
+    else:
+        with test_bed() as (_, mpirun_args):
+            launches = [scan(mpirun_args) for _ in range(args.launches)]
+    if args.keep:
+        args.keep.write_text(json.dumps(launches))
     slow = [slow_peers(launch) for launch in launches]
     print("peers over 1.2x the launch's lowest:", " ".join(
         "".join(str(p) if p in s else "." for p in PEERS) for s in slow))  # fmt: skip
@@ -80,6 +95,11 @@ def main() -> None:
         print(
             f"re-measured {lag} launch(es) later: some pair reported in {hits} of {groups} groups"
         )
+    for k in map(int, args.remeasurements.split(",")):
+        groups = len(launches) - k
+        hits = sum(reported(*launches[g : g + k + 1]) for g in range(groups))
+        print(f"re-measured {k} time(s), the next launches: some pair reported in {hits} of "
+              f"{groups} groups")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -175,39 +175,35 @@ def unsettled(verdicts: Sequence[Verdict]) -> bool:
     return any(v.significant and v.large for v in verdicts)
 
 
-def best_of(first: Estimate, again: Estimate, higher_is_worse: bool) -> Estimate:
-    """The better of a figure's two measurements: disturbances only ever make a figure worse, so
-    the best of repeated measurements is the least disturbed (Chen & Revels, "Robust
-    benchmarking in noisy environments", 2016)."""
+def best_of(measurements: Sequence[Estimate], higher_is_worse: bool) -> Estimate:
+    """The best of a figure's measurements (the first of equals): disturbances only ever make a
+    figure worse, so the best of repeated measurements is the least disturbed (Chen & Revels,
+    "Robust benchmarking in noisy environments", 2016)."""
     if higher_is_worse:
-        return again if again.value < first.value else first
-    return again if again.value > first.value else first
+        return min(measurements, key=lambda m: m.value)
+    return max(measurements, key=lambda m: m.value)
 
 
-def twice(
-    measured: Sequence[tuple[Estimate, Estimate]], index: int, higher_is_worse: bool
-) -> tuple[Verdict | None, Verdict | None]:
-    """Figure `index` judged at each of its two measurements against the other figures, each
-    at the better of its two (the group of at least three figures; None: not judged, a value
-    that is not positive)."""
-    others = [
-        best_of(first, again, higher_is_worse)
-        for j, (first, again) in enumerate(measured)
-        if j != index
-    ]
+def each(
+    measured: Sequence[Sequence[Estimate]], index: int, higher_is_worse: bool
+) -> tuple[Verdict | None, ...]:
+    """Figure `index` judged at each of its measurements against the other figures, each at the
+    best of its own (the group of at least three figures; None: not judged, a value that is not
+    positive)."""
+    others = [best_of(ms, higher_is_worse) for j, ms in enumerate(measured) if j != index]
     verdicts = []
     for own in measured[index]:
         judged = judge([*others[:index], own, *others[index:]])
         verdicts.append(judged[index] if judged else None)
-    return verdicts[0], verdicts[1]
+    return tuple(verdicts)
 
 
-def confirmed(verdicts: tuple[Verdict | None, Verdict | None]) -> bool:
-    """Both measurements pass the rule, in the same direction."""
-    first, again = verdicts
-    if first is None or again is None:
+def confirmed(verdicts: Sequence[Verdict | None]) -> bool:
+    """Every measurement passes the rule, in the same direction."""
+    if not verdicts or any(v is None for v in verdicts):
         return False
-    return first.anomalous and again.anomalous and (first.relative > 0) == (again.relative > 0)
+    up = verdicts[0].relative > 0
+    return all(v.anomalous and (v.relative > 0) == up for v in verdicts)
 
 
 def remeasure_label(confirmed: bool | None, value: str) -> str:

@@ -13,7 +13,7 @@ before. Its documents are stored in the same run beside the originals, each carr
 
 (docs/contract.md): the link to the results it re-measures. The analyses keep re-measurements
 apart from what they re-measure (store.pool_launches, report.data.RunData.measured) and report an
-anomaly only when both measurements pass the rule (perfatlas.anomaly.twice). A whole
+anomaly only when both measurements pass the rule (perfatlas.anomaly.each). A whole
 measurement is repeated rather than the one pair or node: its figures are judged against a group
 measured under the same conditions, and the re-measured group gives that group. A re-measurement
 is never re-measured.

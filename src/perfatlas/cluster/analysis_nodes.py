@@ -17,7 +17,7 @@ For node i with figure m_i and interval [lo_i, hi_i], and M the median of the no
   - a group where the rule trips, or that is too spread to tell, is re-measured
     (perfatlas.remeasure: the same measurement on every node once more); where the run holds
     the re-measurement, a node is flagged only when both measurements pass the rule against the
-    other nodes, each at the better of its two (perfatlas.anomaly.twice), and one the first
+    other nodes, each at the better of its two (perfatlas.anomaly.each), and one the first
     measurement alone flagged is withdrawn.
 Groups of fewer than 3 nodes are shown but not judged (of two, which one is odd?).
 """
@@ -139,7 +139,7 @@ def _confirm(
     )
     flagged, withdrawn, remeasured = {}, {}, {}
     for index, figure in enumerate(both):
-        kept = anomaly.confirmed(anomaly.twice(measured, index, higher_is_worse))
+        kept = anomaly.confirmed(anomaly.each(measured, index, higher_is_worse))
         if kept or figure.host in tripped:
             relative = _relative(both, index)
             (flagged if kept else withdrawn)[figure.host] = relative

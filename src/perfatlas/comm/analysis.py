@@ -10,7 +10,7 @@ interval apart from that of the others' pooled samples, and more than 10 % from 
 median. Groups of fewer than three figures are not judged (of two, which is the odd one?). A
 group where the rule trips, or that is too spread to tell, is re-measured (perfatlas.remeasure);
 where the run holds the re-measurement, a figure is reported only when both of its measurements
-pass the rule against the others, each at the better of its two (perfatlas.anomaly.twice), and
+pass the rule against the others, each at the better of its two (perfatlas.anomaly.each), and
 one the first measurement alone found is withdrawn. A
 host is suspect when every figure involving it is a reported anomaly, worse, while the group also
 holds figures without it: the link of that host, not one rank, is then the likely cause.
@@ -292,7 +292,7 @@ def _confirmed(
         return found
     measured = [(first.estimate, second.estimate) for first, second in both]
     for index, (first, second) in enumerate(both):
-        pair = anomaly.twice(measured, index, higher_is_worse(key[1]))
+        pair = anomaly.each(measured, index, higher_is_worse(key[1]))
         kept = anomaly.confirmed(pair)
         if not kept and first.subject not in tripped:
             continue

@@ -137,7 +137,7 @@ def confirm(rows: Sequence[Row], again: Sequence[Figure], tolerance: float, run:
             confirmed.append(replace(row, note=f"not re-measured in run {run}"))
             continue
         first = _estimate(row.now)
-        best = best_of(first, _estimate(second), not row.baseline.higher_is_better)
+        best = best_of((first, _estimate(second)), not row.baseline.higher_is_better)
         kept = judge(row.baseline, row.now if best is first else second, tolerance)
         shown = format_value(second.value, second.unit)
         if kept.verdict == "regression":
