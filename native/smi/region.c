@@ -46,6 +46,8 @@ static int distribute(pa_smi_region *r, const pa_smi_distribution *d)
         for (int p = 0; p <= np; p++) /* floor(p n / np) without overflow */
             r->first[p] = r->n / np * p + r->n % np * p / np;
         r->owner_by_division = r->n > 0 && r->n <= INT64_MAX / np;
+        if (r->owner_by_division)
+            r->by_n = pa_smi_divider_of((uint64_t)r->n);
         return PA_SMI_OK;
     }
     if (layout == PA_SMI_UNDIVIDED) {

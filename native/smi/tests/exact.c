@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "pa_smi.h"
+#include "smi_internal.h" /* pa_smi_divide, checked on its own */
 
 static int rank, np, checks, rounds = 40;
 static int64_t size;
@@ -387,8 +388,56 @@ static void blocked_owners(void)
     }
 }
 
+/* The owner division (pa_smi_divide) against the hardware's, for divisors of every size: small
+ * ones, powers of two and their neighbours up to 2^63 + 1, and pseudo-random ones (xorshift64);
+ * dividends at 0, around multiples of the divisor, around 2^64 and pseudo-random. */
+static uint64_t next(uint64_t *state)
+{
+    *state ^= *state << 13, *state ^= *state >> 7, *state ^= *state << 17;
+    return *state;
+}
+
+static void divide_check(uint64_t x, uint64_t d, pa_smi_divider v)
+{
+    CHECK(pa_smi_divide(x, v) == x / d, "%llu / %llu: %llu", (unsigned long long)x,
+          (unsigned long long)d, (unsigned long long)pa_smi_divide(x, v));
+}
+
+static void divisions(void)
+{
+    uint64_t state = 88172645463325252ull, divisors[300];
+    int count = 0;
+    for (uint64_t d = 1; d <= 64; d++)
+        divisors[count++] = d;
+    for (int b = 6; b < 64; b++)
+        for (int delta = -1; delta <= 1; delta++)
+            divisors[count++] = (1ull << b) + (uint64_t)delta;
+    while (count < 300)
+        divisors[count++] = next(&state) >> (next(&state) % 64) | 1;
+    for (int k = 0; k < count; k++) {
+        uint64_t d = divisors[k];
+        pa_smi_divider v = pa_smi_divider_of(d);
+        uint64_t edges[] = {0,
+                            1,
+                            d - 1,
+                            d,
+                            d + 1,
+                            2 * d - 1,
+                            2 * d,
+                            UINT64_MAX,
+                            UINT64_MAX - 1,
+                            UINT64_MAX / d * d,
+                            UINT64_MAX / d * d - 1};
+        for (size_t e = 0; e < sizeof edges / sizeof *edges; e++)
+            divide_check(edges[e], d, v);
+        for (int t = 0; t < 200; t++)
+            divide_check(next(&state) >> (t % 64), d, v);
+    }
+}
+
 static void operations(void)
 {
+    divisions();
     blocked_owners();
     int64_t n = size ? size : 13 * np + 9;
     for (int which = 0; which < 3; which++) {
