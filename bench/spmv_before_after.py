@@ -17,6 +17,12 @@ Build both the same way, e.g. for issue 18:
     cmake -S /tmp/before -B /tmp/before/build -G Ninja && cmake --build /tmp/before/build
     cmake -S . -B /tmp/after -G Ninja && cmake --build /tmp/after
     .venv/bin/python bench/spmv_before_after.py /tmp/before/build/bin /tmp/after/bin --rounds 11
+
+--hosts runs the two ranks on two network-namespace hosts instead (bench/netns_bed.py, root;
+rank 0 on CPU 0, rank 1 on CPU 1), where a remote element crosses TCP (Open MPI's osc pt2pt,
+osc sm for a host's own part): a remote access then costs microseconds, as on a cluster's
+network, rather than the tens of nanoseconds of shared memory. read_shared needs one host and is
+left out there.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+from netns_bed import test_bed
 
 from perfatlas.machine import Machine
 from perfatlas.stats import ratio
@@ -37,17 +44,19 @@ MATRICES = Path(os.environ.get("PERFATLAS_MATRICES", ROOT.parent / "shared" / "d
 VARIANTS = ["read_element", "read_replicate", "read_shared", "write_element", "write_combine"]
 
 
-def launch(bin_dir: Path, matrix: Path, np_: int) -> dict[str, float]:
-    """One launch of `bin_dir`'s pa-spmv: each variant's median seconds per product."""
+def launch(
+    bin_dir: Path, matrix: Path, np_: int, mpirun_args: list[str], variants: list[str]
+) -> dict[str, float]:
+    """One launch of `bin_dir`'s pa-spmv: each measured variant's median seconds per product."""
     mpirun = os.environ.get("PERFATLAS_MPIRUN", "mpirun")
     env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-    words = [f"matrix={matrix}", f"variants={','.join(VARIANTS)}"]
+    words = [f"matrix={matrix}", f"variants={','.join(variants)}"]
     done = subprocess.run(
-        [mpirun, "-np", str(np_), "--bind-to", "core", str(bin_dir / "pa-spmv"), *words],
+        [mpirun, *mpirun_args, "-np", str(np_), str(bin_dir / "pa-spmv"), *words],
         capture_output=True, text=True, env=env, check=True, timeout=600,
     )  # fmt: skip
     samples = json.loads(done.stdout)["samples"]
-    return {v: float(np.median(samples[f"{v}_s"])) for v in VARIANTS if samples.get(f"{v}_s")}
+    return {v: float(np.median(samples[f"{v}_s"])) for v in variants if samples.get(f"{v}_s")}
 
 
 def main() -> None:
@@ -57,21 +66,36 @@ def main() -> None:
     parser.add_argument("--matrices", default="jagmesh7,494_bus,west0479")
     parser.add_argument("--np", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument("--hosts", action="store_true", help="two netns hosts (root; np = 2)")
     args = parser.parse_args()
     for folder in (args.before, args.after):
         if not (folder / "pa-spmv").is_file():
             parser.error(f"{folder} holds no pa-spmv: name a build's bin/ folder")
+    if args.hosts:
+        if args.np != 2:
+            parser.error("--hosts runs np = 2 (one rank on each of two hosts)")
+        with test_bed() as (_, mpirun_args):
+            compare(args, [*mpirun_args, "--mca", "osc", "sm,pt2pt"], "two netns hosts")
+    else:
+        compare(args, ["--bind-to", "core"], "one node")
+
+
+def compare(args: argparse.Namespace, mpirun_args: list[str], where: str) -> None:
+    """Both builds alternated on every matrix; the table."""
     machine = Machine.detect()
-    print(f"machine: {machine.topology.get('cpu_model')}, {len(machine.pus)} PUs, np={args.np}")
+    print(f"machine: {machine.topology.get('cpu_model')}, {len(machine.pus)} PUs, np={args.np}, "
+          f"{where}")  # fmt: skip
     print(f"{'matrix':10s} {'variant':15s} {'before us':>10s} {'after us':>9s}  after / before")
+    variants = args.variants.split(",")
     for name in args.matrices.split(","):
         matrix = MATRICES / f"{name}.mtx"
         builds = [args.before, args.after]
         times: dict[Path, list[dict[str, float]]] = {b: [] for b in builds}
         for round_ in range(args.rounds):
             for build in builds[round_ % 2 :] + builds[: round_ % 2]:
-                times[build].append(launch(build, matrix, args.np))
-        for variant in VARIANTS:
+                times[build].append(launch(build, matrix, args.np, mpirun_args, variants))
+        for variant in variants:
             before = [t[variant] for t in times[args.before] if variant in t]
             after = [t[variant] for t in times[args.after] if variant in t]
             if not before or not after:

@@ -26,6 +26,7 @@ struct combiner {
     applier apply;                 /* chosen once per combine */
     records_applier apply_records; /* likewise */
     size_t size;                   /* bytes per element */
+    size_t offset_bytes;           /* of a record's offset */
 };
 
 #define APPLIER(T, name, expression)                                                \
@@ -37,17 +38,45 @@ struct combiner {
         for (int64_t k = 0; k < count; k++)                                         \
             a[k] = (expression);                                                    \
     }
+/* A record's offset, 4 or 8 bytes (the region's offset_bytes), unaligned. */
+static inline __attribute__((always_inline)) int64_t load_offset(const char *record, size_t bytes)
+{
+    if (bytes == sizeof(uint32_t)) {
+        uint32_t offset;
+        memcpy(&offset, record, sizeof offset);
+        return offset;
+    }
+    int64_t offset;
+    memcpy(&offset, record, sizeof offset);
+    return offset;
+}
+
+static inline void store_offset(char *record, int64_t offset, size_t bytes)
+{
+    if (bytes == sizeof(uint32_t)) {
+        uint32_t narrow = (uint32_t)offset;
+        memcpy(record, &narrow, sizeof narrow);
+    } else {
+        memcpy(record, &offset, sizeof offset);
+    }
+}
+
 /* The records of another process, (offset, value) each, applied to my part: the applier `name`
  * called directly per record, so that it is inlined (a call through a pointer per record cost
- * more than the operation). */
-#define RECORDS_APPLIER(T, name)                                                               \
-    static void name##_records(const combiner *c, char *local, const char *records, int count) \
-    {                                                                                          \
-        for (int k = 0; k < count; k++, records += sizeof(int64_t) + sizeof(T)) {              \
-            int64_t offset;                                                                    \
-            memcpy(&offset, records, sizeof offset);                                           \
-            name(c, local + (size_t)offset * sizeof(T), records + sizeof(int64_t), 1);         \
-        }                                                                                      \
+ * more than the operation), in a loop for each offset width. */
+#define RECORDS_APPLIER(T, name)                                                                  \
+    static inline __attribute__((always_inline)) void name##_records_of(                          \
+        const combiner *c, char *local, const char *records, int count, size_t bytes)             \
+    {                                                                                             \
+        for (int k = 0; k < count; k++, records += bytes + sizeof(T))                             \
+            name(c, local + (size_t)load_offset(records, bytes) * sizeof(T), records + bytes, 1); \
+    }                                                                                             \
+    static void name##_records(const combiner *c, char *local, const char *records, int count)    \
+    {                                                                                             \
+        if (c->offset_bytes == sizeof(uint32_t))                                                  \
+            name##_records_of(c, local, records, count, sizeof(uint32_t));                        \
+        else                                                                                      \
+            name##_records_of(c, local, records, count, sizeof(int64_t));                         \
     }
 #define APPLIERS(T, name)                             \
     APPLIER(T, name##_sum, a[k] + b[k])               \
@@ -85,18 +114,17 @@ static void user_function(const combiner *c, void *a, const void *b, int64_t cou
     c->function(a, b, count);
 }
 
-/* One record: the element's offset in its owner's part, then its value. */
-static size_t record_size(const pa_smi_region *r) { return sizeof(int64_t) + r->size; }
+/* One record: the element's offset in its owner's part (4 bytes where every part has fewer than
+ * 2^32 elements, else 8), then its value, unpadded: 12 bytes for a double, not 16. */
+static size_t record_size(const pa_smi_region *r) { return r->offset_bytes + r->size; }
 
 /* The records for a user's function: one call per record. */
 static void user_records(const combiner *c, char *local, const char *records, int count)
 {
-    size_t value = c->size, size = sizeof(int64_t) + value;
-    for (int k = 0; k < count; k++, records += size) {
-        int64_t offset;
-        memcpy(&offset, records, sizeof offset);
-        c->function(local + (size_t)offset * value, records + sizeof offset, 1);
-    }
+    size_t value = c->size, size = c->offset_bytes + value;
+    for (int k = 0; k < count; k++, records += size)
+        c->function(local + (size_t)load_offset(records, c->offset_bytes) * value,
+                    records + c->offset_bytes, 1);
 }
 static int check(const pa_smi_region *r, const combiner *c, pa_smi_type type)
 {
@@ -196,7 +224,7 @@ static int pack_range(pa_smi_region *r, int k, int64_t lo, int64_t hi, int *owne
     const int64_t *first = r->first;
     const uint64_t *touched = r->touched_bits;
     const char *copy = r->copy;
-    size_t value = r->size, size = sizeof(int64_t) + value;
+    size_t value = r->size, width = r->offset_bytes, size = width + value;
     int p = *owner, counted = 0; /* records for p not yet in counts[p] */
     int64_t begin, end, shift;
     range_bits(r, k, lo, hi, &begin, &end, &shift);
@@ -215,9 +243,8 @@ static int pack_range(pa_smi_region *r, int k, int64_t lo, int64_t hi, int *owne
             int64_t at = word * 64 + __builtin_ctzll(bits), i = at - shift;
             while (first[p + 1] <= i) /* elements increase: the owner only advances */
                 counts[p] += counted, counted = 0, p++;
-            int64_t offset = i - first[p];
-            memcpy(record, &offset, sizeof offset);
-            pa_smi_copy_element(record + sizeof offset, copy + (size_t)at * value, value);
+            store_offset(record, i - first[p], width);
+            pa_smi_copy_element(record + width, copy + (size_t)at * value, value);
         }
         *used = (size_t)(record - b->records);
     }
@@ -329,6 +356,7 @@ static void apply_all(pa_smi_region *r, const combiner *c, const int *in_counts)
     chosen.apply = c->user ? user_function : appliers[r->type][c->op];
     chosen.apply_records = c->user ? user_records : records_appliers[r->type][c->op];
     chosen.size = r->size;
+    chosen.offset_bytes = r->offset_bytes;
     for (int p = 0; p < r->np; p++)
         if (p == r->rank)
             apply_mine(r, &chosen);
@@ -372,12 +400,12 @@ static int combine(pa_smi_region *r, const combiner *c, pa_smi_type type)
 
 int pa_smi_combine(pa_smi_region *region, pa_smi_op op, pa_smi_type type)
 {
-    combiner c = {op, NULL, 0, NULL, NULL, 0};
+    combiner c = {op, NULL, 0, NULL, NULL, 0, 0};
     return combine(region, &c, type);
 }
 
 int pa_smi_combine_function(pa_smi_region *region, pa_smi_function function, pa_smi_type type)
 {
-    combiner c = {PA_SMI_SUM, function, 1, NULL, NULL, 0};
+    combiner c = {PA_SMI_SUM, function, 1, NULL, NULL, 0, 0};
     return combine(region, &c, type);
 }

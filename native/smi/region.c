@@ -82,6 +82,24 @@ static int distribute(pa_smi_region *r, const pa_smi_distribution *d)
     return PA_SMI_OK;
 }
 
+/* A combine record's offset (combine.c): 4 bytes where every part has fewer than 2^32 elements,
+ * else 8. PA_SMI_RECORD_OFFSET_BYTES=8 in the environment forces 8, the tests' way to the wide
+ * records (a part of 2^32 elements is 16 GiB). Collective: the largest of the processes', so that
+ * a setting some processes lack cannot make them read each other's records differently. */
+static size_t record_offset_bytes(const pa_smi_region *r)
+{
+    int bytes = sizeof(uint32_t), agreed;
+    for (int p = 0; p < r->np; p++)
+        if (r->first[p + 1] - r->first[p] > (int64_t)UINT32_MAX)
+            bytes = sizeof(int64_t);
+    const char *forced = getenv("PA_SMI_RECORD_OFFSET_BYTES");
+    if (forced && strcmp(forced, "8") == 0)
+        bytes = sizeof(int64_t);
+    if (MPI_Allreduce(&bytes, &agreed, 1, MPI_INT, MPI_MAX, r->comm) != MPI_SUCCESS)
+        agreed = sizeof(int64_t); /* wide records hold any offset */
+    return (size_t)agreed;
+}
+
 static void release_windows(pa_smi_region *r)
 {
     if (r->rma != MPI_WIN_NULL && r->rma != r->shared) {
@@ -213,6 +231,7 @@ int pa_smi_create(MPI_Comm comm, int64_t n, pa_smi_type type,
         return status;
     }
     r->size = types[type].size;
+    r->offset_bytes = record_offset_bytes(r);
     r->mpi_type = mpi_type_of(type);
     MPI_Aint bytes = (MPI_Aint)((r->first[r->rank + 1] - r->first[r->rank]) * (int64_t)r->size);
     int rma_only = distribution && (distribution->flags & PA_SMI_RMA_ONLY);

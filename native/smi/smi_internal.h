@@ -57,6 +57,8 @@ struct pa_smi_region {
     int64_t n;
     pa_smi_type type;
     size_t size; /* bytes per element */
+    /* bytes of a combine record's offset: 4 where every part has fewer than 2^32 elements */
+    size_t offset_bytes;
     MPI_Datatype mpi_type;
     int64_t *first; /* np + 1: process p owns first[p] .. first[p + 1] - 1 */
     /* blocked, n > 0 and n np within int64_t: pa_smi_owner_of divides by n (by_n) */

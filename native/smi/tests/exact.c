@@ -12,6 +12,9 @@
  * n=N sets the size of the operations' regions (default 13 np + 9, at least 9), rounds=R the
  * critical sections per process of the mutex test (default 40): slow links take fewer.
  *
+ * PA_SMI_RECORD_OFFSET_BYTES=8 in the environment makes combine's records carry 8-byte offsets,
+ * as parts of 2^32 elements and more do.
+ *
  * Success: "pa-smi-exact: N checks passed (...)" from rank 0, exit 0. A failed check: one line
  * naming it, MPI_Abort with status 3. */
 #include <sched.h>
@@ -23,6 +26,7 @@
 #include "smi_internal.h" /* pa_smi_divide, checked on its own */
 
 static int rank, np, checks, rounds = 40;
+static size_t record_offset_bytes; /* of the operations' combines (smi_internal.h), reported */
 static int64_t size;
 static unsigned flags;
 
@@ -444,6 +448,7 @@ static void operations(void)
         pa_smi_distribution d = distribution(which, n);
         pa_smi_region *r;
         OK(pa_smi_create(MPI_COMM_WORLD, n, PA_SMI_INT64, &d, &r));
+        record_offset_bytes = r->offset_bytes;
         queries(r, &d, n);
         access(r, n);
         replication(r, n);
@@ -628,8 +633,9 @@ int main(int argc, char **argv)
     int total = 0;
     MPI_Reduce(&checks, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("pa-smi-exact: %d checks passed (%s, %s, np=%d, %s)\n", total, mode,
-               flags ? "rma only" : "node-aware", np, one_node ? "one node" : "several nodes");
+        printf("pa-smi-exact: %d checks passed (%s, %s, np=%d, %s, %zu-byte record offsets)\n",
+               total, mode, flags ? "rma only" : "node-aware", np,
+               one_node ? "one node" : "several nodes", record_offset_bytes);
     MPI_Finalize();
     return 0;
 }
