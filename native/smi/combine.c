@@ -64,19 +64,22 @@ static inline void store_offset(char *record, int64_t offset, size_t bytes)
 /* The records of another process, (offset, value) each, applied to my part: the applier `name`
  * called directly per record, so that it is inlined (a call through a pointer per record cost
  * more than the operation), in a loop for each offset width. */
-#define RECORDS_APPLIER(T, name)                                                                  \
-    static inline __attribute__((always_inline)) void name##_records_of(                          \
-        const combiner *c, char *local, const char *records, int count, size_t bytes)             \
-    {                                                                                             \
-        for (int k = 0; k < count; k++, records += bytes + sizeof(T))                             \
-            name(c, local + (size_t)load_offset(records, bytes) * sizeof(T), records + bytes, 1); \
-    }                                                                                             \
-    static void name##_records(const combiner *c, char *local, const char *records, int count)    \
-    {                                                                                             \
-        if (c->offset_bytes == sizeof(uint32_t))                                                  \
-            name##_records_of(c, local, records, count, sizeof(uint32_t));                        \
-        else                                                                                      \
-            name##_records_of(c, local, records, count, sizeof(int64_t));                         \
+#define RECORDS_APPLIER(T, name)                                                               \
+    static inline __attribute__((always_inline)) void name##_records_of(                       \
+        const combiner *c, char *local, const char *records, int count, size_t bytes)          \
+    {                                                                                          \
+        for (int k = 0; k < count; k++, records += bytes + sizeof(T)) {                        \
+            T value; /* unaligned in the record (12 bytes for a double): copied out */         \
+            memcpy(&value, records + bytes, sizeof value);                                     \
+            name(c, local + (size_t)load_offset(records, bytes) * sizeof(T), &value, 1);       \
+        }                                                                                      \
+    }                                                                                          \
+    static void name##_records(const combiner *c, char *local, const char *records, int count) \
+    {                                                                                          \
+        if (c->offset_bytes == sizeof(uint32_t))                                               \
+            name##_records_of(c, local, records, count, sizeof(uint32_t));                     \
+        else                                                                                   \
+            name##_records_of(c, local, records, count, sizeof(int64_t));                      \
     }
 #define APPLIERS(T, name)                             \
     APPLIER(T, name##_sum, a[k] + b[k])               \
@@ -118,13 +121,21 @@ static void user_function(const combiner *c, void *a, const void *b, int64_t cou
  * 2^32 elements, else 8), then its value, unpadded: 12 bytes for a double, not 16. */
 static size_t record_size(const pa_smi_region *r) { return r->offset_bytes + r->size; }
 
-/* The records for a user's function: one call per record. */
+/* The records for a user's function: one call per record, with the value copied out of the
+ * record to a place aligned for its type. */
 static void user_records(const combiner *c, char *local, const char *records, int count)
 {
-    size_t value = c->size, size = c->offset_bytes + value;
-    for (int k = 0; k < count; k++, records += size)
-        c->function(local + (size_t)load_offset(records, c->offset_bytes) * value,
-                    records + c->offset_bytes, 1);
+    size_t bytes = c->size, size = c->offset_bytes + bytes;
+    for (int k = 0; k < count; k++, records += size) {
+        union {
+            double d;
+            float f;
+            int32_t i32;
+            int64_t i64;
+        } value;
+        memcpy(&value, records + c->offset_bytes, bytes);
+        c->function(local + (size_t)load_offset(records, c->offset_bytes) * bytes, &value, 1);
+    }
 }
 static int check(const pa_smi_region *r, const combiner *c, pa_smi_type type)
 {
