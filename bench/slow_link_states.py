@@ -7,7 +7,7 @@ the two CPUs), without a throttle: every pair is alike by construction. Each lau
 pa-comm-distance directly (np = 4, the trials' parameters). Printed: per launch the peers whose
 8-byte latency is over 1.2x the launch's lowest; how often that recurs for the same peer one
 launch later against how often any peer is over; and, judged by perfatlas.anomaly (the rule and
-its re-measurement, twice / confirmed) with the launch `lag` later as the re-measurement, the
+its re-measurement, each / confirmed) with the launch `lag` later as the re-measurement, the
 groups in which some pair would be reported.
 
     sudo .venv/bin/python bench/slow_link_states.py --launches 60 [--lags 1,2,5,10] [--keep F]

@@ -20,8 +20,8 @@ typedef struct {
 
 /* Division by a divisor fixed at region creation as a multiply and two shifts (Granlund &
  * Montgomery, "Division by invariant integers using multiplication", PLDI 1994, figure 4.1):
- * exact for every 64-bit dividend, and several times faster than a 64-bit divide, which the
- * owner of every element access paid (about a third of pa_smi_accumulate's own time, perf). */
+ * exact for every 64-bit dividend. A few cycles where a 64-bit divide takes about 14 since Ice
+ * Lake and 42-95 on Skylake (Agner Fog's instruction tables), on every element access. */
 typedef struct {
     uint64_t magic;
     int shift1, shift2;

@@ -416,8 +416,10 @@ static void divisions(void)
     for (int b = 6; b < 64; b++)
         for (int delta = -1; delta <= 1; delta++)
             divisors[count++] = (1ull << b) + (uint64_t)delta;
-    while (count < 300)
-        divisors[count++] = next(&state) >> (next(&state) % 64) | 1;
+    while (count < 300) { /* of every width: a random number shifted right by a random 0..63 */
+        uint64_t bits = next(&state);
+        divisors[count++] = bits >> (next(&state) % 64) | 1;
+    }
     for (int k = 0; k < count; k++) {
         uint64_t d = divisors[k];
         pa_smi_divider v = pa_smi_divider_of(d);
