@@ -133,7 +133,6 @@ FILE *pa_comm_open_output(const pa_world *world, const char *path, const char *w
     return file;
 }
 
-/* One sentence, then MPI_Abort ends the whole job with status 3. */
 /* One sentence, then status 3 for the whole job. A lone process has no other rank to bring down
  * and exits itself, a status both launchers pass on: under load MPICH's hydra once returned 1
  * for a lone process's MPI_Abort(3) (a clean-clone CI run, 2026-11-28). */

@@ -443,7 +443,8 @@ static void divisions(void)
 
 static void operations(void)
 {
-    divisions();
+    if (rank == 0) /* the same on every process */
+        divisions();
     blocked_owners();
     int64_t n = size ? size : 13 * np + 9;
     for (int which = 0; which < 3; which++) {
