@@ -22,18 +22,40 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build pkg-config python3-venv pyt
         fuzz fuzz-build fuzz-replay
 all: install
 
-# The Debian packages of the list $(1) that are not installed yet, installed (with sudo unless root).
+# NO_APT=1: install no Debian package, build against what the machine already has: a cluster's
+# login node without root, with MPI, hwloc, a BLAS and CMake from its modules (docs/install.md).
+NO_APT ?=
+
+# The Debian packages of the list $(1) that are not installed yet, installed for $(2) with apt-get
+# (with sudo unless root; sudo only where it needs no password or has a terminal to ask on).
+# Where they cannot be (no apt-get, not root and no usable sudo), one sentence names them and the
+# way without root, and make stops with status 2.
 install_missing = missing=$$(for p in $(1); do \
 	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
-	    echo "installing Debian packages:" $$missing; \
-	    SUDO=$$( [ $$(id -u) -eq 0 ] || echo sudo ); \
+	    SUDO=; why=; \
+	    if ! command -v apt-get >/dev/null 2>&1; then why="this machine has no apt-get"; \
+	    elif [ $$(id -u) -ne 0 ]; then \
+	        if command -v sudo >/dev/null 2>&1 && { sudo -n true 2>/dev/null || [ -t 0 ]; }; then SUDO=sudo; \
+	        else why="this user is not root and cannot use sudo"; fi; \
+	    fi; \
+	    if [ -n "$$why" ]; then \
+	        echo "make: $(2) need Debian packages that are missing and cannot be installed here" \
+	             "($$why):" $$missing"; have them installed, or build against what this machine" \
+	             "or its modules provide with 'make install NO_APT=1' (docs/install.md)" >&2; \
+	        exit 2; \
+	    fi; \
+	    echo "make: installing the Debian packages $(2) need, missing here:" $$missing; \
 	    $$SUDO apt-get update -qq && \
 	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
 deps:
-	@$(call install_missing,$(DEBIAN_PACKAGES))
+ifeq ($(NO_APT),)
+	@$(call install_missing,$(DEBIAN_PACKAGES),the build and the tests)
+else
+	@echo "make: NO_APT=1: no Debian package installed; CMake finds MPI, hwloc and the rest on PATH and CMAKE_PREFIX_PATH"
+endif
 
 $(VENV)/.deps: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -50,8 +72,17 @@ PERFATLAS_ARCH       ?= $(if $(PERFATLAS_ARCH_FLAGS),,native)
 ARCH_DEFINES := -C cmake.define.PERFATLAS_ARCH=$(PERFATLAS_ARCH) \
                 -C "cmake.define.PERFATLAS_ARCH_FLAGS=$(PERFATLAS_ARCH_FLAGS)"
 
+# The build's log goes to BUILD_LOG; where the build fails, make says why in one sentence: the
+# build's own ("perfatlas: no MPI was found: ...", CMakeLists.txt), else the compiler's first error.
+# A site's own settings reach CMake through CMAKE_ARGS (docs/install.md).
+BUILD_LOG ?= build/install.log
 install: deps $(VENV)/.deps
-	$(PY) -m pip install -q --no-build-isolation $(ARCH_DEFINES) .
+	@mkdir -p $(dir $(BUILD_LOG))
+	@echo "make: building the native code and the Python package (pip install .; log: $(BUILD_LOG))"
+	@$(PY) -m pip install --no-build-isolation $(ARCH_DEFINES) . > $(BUILD_LOG) 2>&1 || { \
+	    said=$$(sed -n '/^ *perfatlas: /,/^ *$$/p' $(BUILD_LOG) | tr -s ' \n' ' ' | sed 's/^ //; s/ $$//'); \
+	    [ -n "$$said" ] || said=$$(grep -m1 -E 'error:|Error' $(BUILD_LOG)); \
+	    echo "make: the build failed: $${said:-see the log} ($(BUILD_LOG))" >&2; exit 2; }
 
 run: install
 	$(VENV)/bin/perfatlas --db $(DB) run quick --out $(OUT)
@@ -149,7 +180,7 @@ test-arm64: $(VENV)/.deps
 	@[ -x "$(ARM64_ROOT_TOOL)" ] || { echo "test-arm64: $(ARM64_ROOT_TOOL) is missing (the script \
 	that makes an arm64 Debian 12 tree run through qemu-user); name it with \
 	make test-arm64 ARM64_ROOT_TOOL=/path/to/arm64-root" >&2; exit 2; }
-	@$(call install_missing,$(ARM64_CROSS_PACKAGES))
+	@$(call install_missing,$(ARM64_CROSS_PACKAGES),make test-arm64)
 	@tree=$$($(ARM64_ROOT_TOOL) path); stamp="$$tree/.perfatlas-packages"; \
 	if [ "$$(cat "$$stamp" 2>/dev/null)" != "$(ARM64_PACKAGES)" ]; then \
 	    echo "test-arm64: installing the arm64 tree's packages in $$tree"; \
@@ -261,7 +292,7 @@ fuzz: deps fuzz-build
 BENCH_DEBIAN_PACKAGES := librsb-dev
 BENCH_PYTHON_PACKAGES := scipy $(if $(filter x86_64,$(shell uname -m)),mkl)
 $(VENV)/.bench-deps: $(VENV)/.deps Makefile
-	@$(call install_missing,$(BENCH_DEBIAN_PACKAGES))
+	@$(call install_missing,$(BENCH_DEBIAN_PACKAGES),the peers of make bench)
 	$(PY) -m pip install -q $(BENCH_PYTHON_PACKAGES)
 	touch $@
 

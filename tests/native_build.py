@@ -3,6 +3,7 @@ for tests of builds other than the installed one (tests/test_portable.py, tests/
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -26,3 +27,22 @@ def build(folder: Path, *defines: str, targets: tuple[str, ...] = ("pa-mem-laten
     )
     assert done.returncode == 0, done.stdout[-2000:]
     return folder / "bin"
+
+
+def partial_bin(folder: Path, without: dict[str, tuple[str, ...]]) -> Path:
+    """The installed build as a build without some of its optional parts would be: a folder of
+    links to its files less the executables of each part of `without` (part name -> the
+    executables it alone serves), and its build-parts.json with those parts not built."""
+    from perfatlas.build_parts import FILE
+    from perfatlas.native import bin_dir
+
+    folder.mkdir()
+    dropped = {name for programs in without.values() for name in programs}
+    for installed in bin_dir().iterdir():
+        if installed.name not in dropped | {FILE}:
+            (folder / installed.name).symlink_to(installed)
+    parts = json.loads((bin_dir() / FILE).read_text())
+    for part in without:
+        parts["parts"][part] = {"built": False, "why": f"{part} was not found at build time"}
+    (folder / FILE).write_text(json.dumps(parts))
+    return folder

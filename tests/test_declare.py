@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from native_build import partial_bin
 
 from perfatlas.benchmarks import all_benchmarks, get
 from perfatlas.benchmarks.base import Benchmark, native_param
@@ -140,14 +141,11 @@ def test_summary_tables_name_registered_benchmarks():
 
 
 def test_a_benchmark_this_build_lacks_has_no_parameters_to_check(tmp_path, monkeypatch):
-    """app.madbench without pa-madbench (no ScaLAPACK): no table to read, so its parameters stay
-    as given and the step is stored as not measurable (test_report_apps runs such a suite)."""
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    for installed in bin_dir().iterdir():
-        if installed.name != "pa-madbench":
-            (folder / installed.name).symlink_to(installed)
+    """app.madbench in a build without ScaLAPACK: no table to read, so its parameters stay as
+    given and the step is stored as not built (test_report_apps runs such a suite)."""
+    folder = partial_bin(tmp_path / "bin", {"ScaLAPACK": ("pa-madbench",)})
     monkeypatch.setenv("PERFATLAS_BIN_DIR", str(folder))
     madbench = get("app.madbench")
-    assert "pa-madbench is not built" in madbench.absent() and madbench.params == ()
-    assert madbench.resolve({"npix": "64", "np": "4"}, None) == {"npix": "64", "np": "4"}
+    assert madbench.absent() == "not built here: ScaLAPACK: ScaLAPACK was not found at build time"
+    assert madbench.params == ()
+    assert madbench.resolved({"npix": "64", "np": "4"}, None) == {"npix": "64", "np": "4"}

@@ -10,6 +10,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from native_build import partial_bin
 from test_ipm import mpirun_command
 
 from perfatlas.errors import UserError
@@ -641,7 +642,17 @@ def test_a_missing_library_is_one_sentence(cli, tmp_path, monkeypatch):
     assert result.err.startswith(
         f"perfatlas: perfatlas-ipm is not built: {tmp_path}/libperfatlas-ipm.so is missing"
     )
-    assert "reinstall with MPI development files present" in result.err
+    assert "rebuild with an MPI" in result.err
+
+
+def test_a_build_without_mpi_says_so_from_its_parts(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFATLAS_BIN_DIR", str(partial_bin(tmp_path / "bin", {"MPI": ()})))
+    result = cli("profile", "--", "/bin/true")
+    assert (result.code, result.err) == (
+        2,
+        "perfatlas: perfatlas-ipm is not built here: MPI: MPI was not found at build time; "
+        "rebuild with an MPI (docs/install.md)\n",
+    )
 
 
 def test_a_failing_program_has_its_partial_profile_stored_and_flagged(cli, tmp_path, read_json):

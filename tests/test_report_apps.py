@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from native_build import partial_bin
 
 from perfatlas.apps import analysis_spmv as spmv_analysis
 from perfatlas.apps import analysis_sweep as sweep_analysis
@@ -195,13 +196,9 @@ def test_madbench_section_shows_phases_peak_bytes_and_checks(cli, tmp_path):
 def test_a_build_without_madbench_stores_not_measurable_and_the_suite_goes_on(
     cli, tmp_path, monkeypatch
 ):
-    """Every executable but pa-madbench (an MPICH build, or no ScaLAPACK): the madbench step is
-    'not measurable here' with the reason, the next step still runs."""
-    partial = tmp_path / "bin"
-    partial.mkdir()
-    for program in bin_dir().iterdir():
-        if program.name != "pa-madbench":
-            (partial / program.name).symlink_to(program)
+    """A build without ScaLAPACK (or an MPICH build): the madbench step is 'not built here' with
+    the reason, the next step still runs."""
+    partial = partial_bin(tmp_path / "bin", {"ScaLAPACK": ("pa-madbench",)})
     monkeypatch.setenv("PERFATLAS_BIN_DIR", str(partial))
     html, results = run_suite(
         cli,
@@ -211,36 +208,30 @@ def test_a_build_without_madbench_stores_not_measurable_and_the_suite_goes_on(
     )
     madbench = [r for r in results if r.benchmark == "app.madbench"]
     assert madbench and all(r.not_measurable for r in madbench)
-    assert "pa-madbench is not built" in madbench[0].not_measurable
+    assert madbench[0].not_measurable == (
+        "not built here: ScaLAPACK: ScaLAPACK was not found at build time"
+    )
     assert any(r.benchmark == "app.sweep" and r.samples for r in results)
     assert '<section id="app-madbench">' not in html
-    assert "pa-madbench is not built" in section_html(html, "not-measurable")
+    assert "not built here: ScaLAPACK" in section_html(html, "not-measurable")
 
 
-def test_spsolve_without_mumps_is_not_measurable_not_an_error(monkeypatch):
-    """pa-spsolve built without MUMPS answers solver=mumps with its own sentence and status 2:
-    the benchmark stores that as 'not measurable here' (the launch itself replaced here)."""
+def test_spsolve_without_mumps_is_not_built_here_and_cholmod_still_runs(monkeypatch, tmp_path):
+    """A build without MUMPS (no libmumps-dev, or an MPICH build): solver=mumps is stored as not
+    built here, with the reason the build recorded; CHOLMOD solves as before."""
     from perfatlas.benchmarks import get
-    from perfatlas.benchmarks.base import Benchmark
-    from perfatlas.errors import UserError
     from perfatlas.machine import Machine
 
-    def refused(self, params, machine, options=None, placement=None, on_document=None):
-        raise UserError(
-            "pa-spsolve: solver=mumps is not available: this pa-spsolve was built without it "
-            "(MUMPS needs libmumps-dev and an Open MPI build)"
-        )
-
-    monkeypatch.setattr(Benchmark, "run", refused)
+    monkeypatch.setenv("PERFATLAS_BIN_DIR", str(partial_bin(tmp_path / "bin", {"MUMPS": ()})))
     spsolve = get("app.spsolve")
     machine = Machine.detect()
-    mumps = spsolve.resolve({"problem": "laplace2d", "n": "8", "solver": "mumps"}, machine)
+    mumps = spsolve.resolved({"problem": "laplace2d", "n": "8", "solver": "mumps"}, machine)
     [document] = spsolve.run(mumps, machine)
-    assert "built without MUMPS" in document["not_measurable"]
+    assert document["not_measurable"] == "not built here: MUMPS: MUMPS was not found at build time"
     assert set(document["units"]) == set(spsolve.metrics)
-    cholmod = spsolve.resolve({"problem": "laplace2d", "n": "8"}, machine)
-    with pytest.raises(UserError, match="not available"):  # only mumps is excused
-        spsolve.run(cholmod, machine)
+    cholmod = spsolve.resolved({"problem": "laplace2d", "n": "8"}, machine)
+    [solved] = spsolve.run(cholmod, machine)
+    assert "not_measurable" not in solved and solved["samples"]["numeric_s"]
 
 
 # -- app.spmv -------------------------------------------------------------------------------------

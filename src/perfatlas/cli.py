@@ -144,7 +144,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
     benchmark = get(args.benchmark)
     machine = Machine.detect()
-    params = benchmark.resolve(_key_values(args.params), machine)
+    params = benchmark.resolved(_key_values(args.params), machine)
     _output_file(args.json, "the result documents (--json)")
     if args.json:  # fail on an unwritable file before measuring
         Path(args.json).open("a").close()

@@ -221,6 +221,34 @@ def native_build(machine: Machine) -> Check:
     return Check("native build", OK, detail)
 
 
+def build_part_checks() -> list[Check]:
+    """The optional parts of this build (perfatlas.build_parts), each with the benchmarks that
+    need it: where one was not built, theirs are stored as "not built here"."""
+    from perfatlas.benchmarks import all_benchmarks
+    from perfatlas.build_parts import build_parts
+
+    parts = build_parts()
+    if parts is None:
+        return [
+            Check(
+                "build parts",
+                LIMITED,
+                "this build does not list its optional parts (built before perfatlas recorded "
+                "them): rebuild with make install",
+            )
+        ]
+    checks = []
+    for part in parts.values():
+        needing = [b.name for b in all_benchmarks() if part.name in b.built_with]
+        serves = f" ({', '.join(needing)})" if needing else ""
+        if part.built:
+            checks.append(Check(f"built with {part.name}", OK, f"{part.text}{serves}"))
+        else:
+            stored = f"; stored as not built here: {', '.join(needing)}" if needing else ""
+            checks.append(Check(f"built with {part.name}", LIMITED, f"no: {part.text}{stored}"))
+    return checks
+
+
 def affinity(machine: Machine) -> Check:
     allowed = sorted(os.sched_getaffinity(0))
     if set(allowed) != set(machine.pus):
@@ -332,6 +360,7 @@ def checks(machine: Machine) -> list[Check]:
         frequency(),
         timer(machine),
         native_build(machine),
+        *build_part_checks(),
         affinity(machine),
         virtualization(),
         *tools(),

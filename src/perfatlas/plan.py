@@ -95,7 +95,7 @@ def suite_plan(
                     check_points(list(m.slots), machine)
                     planned = planned_launches(m.benchmark, raw, list(m.slots), machine)
                 else:
-                    planned = [Planned(m.benchmark, m.benchmark.resolve(raw, machine))]
+                    planned = [Planned(m.benchmark, m.benchmark.resolved(raw, machine))]
                 for item in planned:
                     check_fits(item, machine)
                     launches.append(_launch(f"step {number}", item, machine))

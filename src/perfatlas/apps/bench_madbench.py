@@ -16,18 +16,14 @@ computation, MPI, I/O and load imbalance.
 from __future__ import annotations
 
 import math
-import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from perfatlas.benchmarks.base import Benchmark, DocumentSink, register
+from perfatlas.benchmarks.base import register
 from perfatlas.comm.mpi import MpiBenchmark, np_param
 from perfatlas.errors import UserError
-from perfatlas.launchers import MPI_MISSING, LaunchOptions
 from perfatlas.machine import Machine
-from perfatlas.native import bin_dir
-from perfatlas.placement import Placement
 from perfatlas.units import format_size
 
 PHASES = ("dSdC", "invD", "W", "dLdC")
@@ -51,6 +47,7 @@ class AppMadbench(MpiBenchmark):
     name = "app.madbench"
     summary = "MADbench CMB power spectrum: out-of-core ScaLAPACK pipeline dSdC, invD, W, dLdC"
     executable = "pa-madbench"
+    built_with = ("MPI", "ScaLAPACK")
     metrics = {
         **{f"{phase}_s": "s" for phase in PHASES},
         **{f"{phase}_io_wait_s": "s" for phase in PHASES},
@@ -123,33 +120,6 @@ class AppMadbench(MpiBenchmark):
         return [
             f"{key}={value}" for key, value in params.items() if key != "np" and value is not None
         ]
-
-    def absent(self) -> str | None:
-        """A build without pa-madbench (no ScaLAPACK, or an MPICH build) cannot measure it: the
-        result says so, and a suite goes on."""
-        if not (bin_dir() / self.executable).is_file():
-            return (
-                f"{self.executable} is not built: it needs ScaLAPACK and Open MPI; install "
-                "libscalapack-openmpi-dev and rebuild with 'make install'"
-            )
-        return None
-
-    def unmeasurable(self, params: dict[str, Any], machine: Machine) -> str | None:
-        return self.absent()
-
-    def run(
-        self,
-        params: dict[str, Any],
-        machine: Machine,
-        options: LaunchOptions | None = None,
-        placement: Placement | None = None,
-        on_document: DocumentSink | None = None,
-    ) -> list[dict]:
-        if shutil.which("mpirun") is None:
-            raise UserError(f"{MPI_MISSING}: no mpirun on PATH")
-        if self.unmeasurable(params, machine):  # stored as "not measurable here" (Benchmark.run)
-            return Benchmark.run(self, params, machine, options, placement, on_document)
-        return super().run(params, machine, options, placement, on_document)
 
     def label(self, params: dict[str, Any]) -> str:
         shown = [f"{key}={params.get(key)}" for key in ("npix", "nbin", "np", "ngang", "io")]

@@ -24,6 +24,7 @@ from perfatlas.apps.sparse_matrix import (
     resolve_matrix,
 )
 from perfatlas.benchmarks.base import Benchmark, DocumentSink, register
+from perfatlas.build_parts import not_built
 from perfatlas.comm.mpi import np_param
 from perfatlas.errors import UserError
 from perfatlas.launchers import MPI_MISSING, LaunchOptions
@@ -31,8 +32,6 @@ from perfatlas.machine import Machine
 from perfatlas.placement import Placement
 
 PROBLEMS = ("laplace2d", "laplace3d", "elasticity3d")
-# What pa-spsolve says when it was built without MUMPS (native/apps/spsolve/spsolve.c).
-MUMPS_UNAVAILABLE = "solver=mumps is not available"
 
 
 @register
@@ -40,6 +39,7 @@ class AppSpsolve(Benchmark):
     name = "app.spsolve"
     summary = "sparse SPD direct solve (CHOLMOD or MUMPS): ordering, analysis, factorization, solve"
     executable = "pa-spsolve"
+    built_with = ("CHOLMOD",)
     metrics = {
         "reorder_s": "s",
         "symbolic_s": "s",
@@ -83,25 +83,18 @@ class AppSpsolve(Benchmark):
         placement: Placement | None = None,
         on_document: DocumentSink | None = None,
     ) -> list[dict]:
-        if params["solver"] == "mumps" and shutil.which("mpirun") is None:
+        measurable = self.unmeasurable(params, machine) is None  # else stored as such
+        if measurable and params["solver"] == "mumps" and shutil.which("mpirun") is None:
             raise UserError(f"{MPI_MISSING}: no mpirun on PATH")
-        try:
-            return super().run(params, machine, options, placement, on_document)
-        except UserError as error:
-            # pa-spsolve built without MUMPS (no libmumps-dev, or an MPICH build) says so in its
-            # own sentence: stored as "not measurable here", so that a suite goes on.
-            if params["solver"] != "mumps" or MUMPS_UNAVAILABLE not in str(error):
-                raise
-            return [
-                {
-                    "schema": "perfatlas.result/1",
-                    "benchmark": self.name,
-                    "params": params,
-                    "not_measurable": f"solver=mumps: {self.executable} was built without "
-                    "MUMPS (it needs libmumps-dev and an Open MPI build)",
-                    "units": dict(self.metrics),
-                }
-            ]
+        return super().run(params, machine, options, placement, on_document)
+
+    def unmeasurable(self, params: dict[str, Any], machine: Machine) -> str | None:
+        """A build without CHOLMOD has no pa-spsolve; one without MUMPS (no libmumps-dev, or an
+        MPICH build) has no solver=mumps."""
+        why = super().unmeasurable(params, machine)
+        if why is None and params.get("solver") == "mumps":
+            return not_built(("MUMPS",))
+        return why
 
     def label(self, params: dict[str, Any]) -> str:
         shown = [

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
+from perfatlas.build_parts import not_built
 from perfatlas.contract import result_warnings
 from perfatlas.discovery import import_modules
 from perfatlas.errors import UserError
@@ -274,6 +275,9 @@ class Benchmark:
     # is resolved against the threads by remote_node).
     node_params: ClassVar[dict[str, tuple[str, ...]]] = {"node": NODE_WORDS}
     params: ClassVar[tuple[Param, ...]] = _Declared()  # type: ignore[assignment]
+    # The optional parts of the native build it needs (perfatlas.build_parts: MPI, CHOLMOD, ...);
+    # where one was not built its results are stored as "not built here: <why>".
+    built_with: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def build_params(cls) -> tuple[Param, ...]:
@@ -287,13 +291,13 @@ class Benchmark:
         except UserError:
             return ()
 
-    def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
-        """Parse user text into typed parameters, apply defaults, check them against the machine.
+    def resolved(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
+        """The parameters of one measurement from the user's text: resolve()d, or as given where
+        this build lacks a part the benchmark needs (`absent`: run() stores them as not built)."""
+        return dict(raw) if self.absent() is not None else self.resolve(raw, machine)
 
-        Where this build has no executable for the benchmark and `absent` says that is a result,
-        not an error, the parameters stay as given: run() stores them as not measurable."""
-        if self.absent() is not None:
-            return dict(raw)
+    def resolve(self, raw: dict[str, Any], machine: Machine) -> dict[str, Any]:
+        """Parse user text into typed parameters, apply defaults, check them against the machine."""
         known = {p.name: p for p in self.params}
         unknown = sorted(set(raw) - set(known))
         if unknown:
@@ -308,9 +312,10 @@ class Benchmark:
         return params
 
     def absent(self) -> str | None:
-        """Why this build lacks the executable, where that is "not measurable here" (a suite goes
-        on) rather than an error; by default a missing executable is an error."""
-        return None
+        """Why this build lacks the executable: a part of `built_with` that was not built, stored
+        as "not built here: <why>" so that a suite goes on. (An executable missing from a build
+        that was not asked to leave it out is an error: perfatlas.native.executable.)"""
+        return not_built(self.built_with)
 
     def check(self, params: dict[str, Any], machine: Machine) -> None:
         """Machine-dependent validation (sizes that fit, CPUs and nodes that exist)."""
@@ -350,7 +355,11 @@ class Benchmark:
         return words
 
     def unmeasurable(self, params: dict[str, Any], machine: Machine) -> str | None:
-        """Why this measurement cannot be made on this machine, or None when it can."""
+        """Why this measurement cannot be made with this build on this machine, or None when
+        it can."""
+        absent = self.absent()
+        if absent is not None:
+            return absent
         asks_remote = any(params.get(name) == "remote" for name in self.node_params)
         if asks_remote and self.remote_node(params, machine) is None:
             if len(machine.numa_nodes) > 1:

@@ -84,7 +84,7 @@ def planned_launches(
     """Every launch of the schedule with its parameters, all resolved before anything runs."""
     check_sweepable(benchmark, raw)
     resolved = {
-        point: benchmark.resolve(
+        point: benchmark.resolved(
             point.placement.params_for(benchmark, raw, point.threads, machine), machine
         )
         for point in dict.fromkeys(slot.point for slot in slots)

@@ -17,6 +17,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from perfatlas.build_parts import not_built
 from perfatlas.errors import UserError
 from perfatlas.launchers import detect_flavour
 from perfatlas.native import bin_dir
@@ -36,11 +37,13 @@ class ProfiledCommand:
 
 def library() -> Path:
     path = bin_dir() / LIBRARY
+    absent = not_built(("MPI",))
+    if absent is not None:
+        raise UserError(f"perfatlas-ipm is {absent}; rebuild with an MPI (docs/install.md)")
     if not path.is_file():
         raise UserError(
-            f"perfatlas-ipm is not built: {path} is missing (CMake found no MPI when perfatlas "
-            "was built); reinstall with MPI development files present (apt-get install "
-            "libopenmpi-dev, then pip install .)"
+            f"perfatlas-ipm is not built: {path} is missing; rebuild with an MPI (make install, "
+            "docs/install.md)"
         )
     return path
 
