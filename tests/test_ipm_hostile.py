@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from mpi_helpers import mpirun
 
+from perfatlas.isa import emulated
 from perfatlas.native import executable
 from perfatlas.profile.command import library, profiled
 from perfatlas.profile.partial import read_folder
@@ -130,3 +131,20 @@ def test_a_full_region_table_counts_its_regions_in_the_enclosing_one(tmp_path):
         assert outer["entries"] == 1  # left once: the regions that found no slot are not it
     outer = next(r for r in profile["regions"] if r["name"] == "outer")
     assert barriers(profile, outer["id"]) == 2 * full and outer["entries"] == 2
+
+
+@pytest.mark.skipif(
+    bool(emulated()), reason="qemu-user has no process_vm_readv: the name probe trusts the pointer"
+)
+def test_mpi_pcontrol_without_a_name_is_the_standards_level_and_changes_no_region(tmp_path):
+    """Levels 0 and 2, and levels 1 and -1 with NULL, an unmapped address, bytes that are not
+    UTF-8 and 2 KiB without a NUL: no crash (the unmapped one was a SIGSEGV), no region, no
+    pop counted; the 10 barriers after them stay in the whole program's, the named region
+    after them is kept."""
+    ranks, profile = run_hostile(tmp_path, 2, "levels")
+    for rank in ranks:
+        assert [r["name"] for r in rank["regions"]] == ["", "named"]
+        assert rank["region_errors"]["unbalanced_pops"] == 0
+        assert rank["region_errors"]["mismatched_pops"] == 0
+    named = next(r for r in profile["regions"] if r["name"] == "named")
+    assert barriers(profile, 0) == 2 * 10 and barriers(profile, named["id"]) == 2 * 2

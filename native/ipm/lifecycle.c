@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
+#include "names.h"
 #include "table.h"
 
 static void stop(void)
@@ -50,15 +51,21 @@ PA_IPM_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *pr
     return started(code);
 }
 
-/* MPI_Pcontrol(1, "name") enters region "name", MPI_Pcontrol(-1, "name") leaves it. */
+/* MPI_Pcontrol(1, "name") enters region "name", MPI_Pcontrol(-1, "name") leaves it (IPM's use).
+ * Without a name the call is the standard's level alone (0 off, 1 on, 2 flush; MPI 4.1 sec.
+ * 15.2.4), which many codes call: it changes no region. A variadic callee cannot know whether a
+ * name was passed, and va_arg then reads whatever the argument register holds, so a name is taken
+ * only where one is proven: pa_ipm_passed_name reads it without faulting. */
 PA_IPM_EXPORT int MPI_Pcontrol(const int level, ...)
 {
     if (level == 1 || level == -1) {
         va_list rest;
         va_start(rest, level);
-        const char *name = va_arg(rest, const char *);
+        const void *candidate = va_arg(rest, const void *);
         va_end(rest);
-        pa_ipm_region(level, name);
+        char name[PA_IPM_PASSED_NAME];
+        if (pa_ipm_passed_name(candidate, name))
+            pa_ipm_region(level, name);
     }
     return PMPI_Pcontrol(level);
 }

@@ -10,7 +10,11 @@
  *   deep N     N regions nested, "level1" > "level2" > ... > "levelN", one MPI_Barrier in the
  *              innermost, left innermost first; then one MPI_Barrier outside every region
  *   many N     in region "outer", N regions one after another, "r1" ... "rN", one MPI_Barrier in
- *              each: more than the region table holds */
+ *              each: more than the region table holds
+ *   levels     MPI_Pcontrol's standard levels 0 and 2 without a name, then levels 1 and -1 with
+ *              what is no name (NULL, an unmapped address, bytes that are not UTF-8, 2 KiB without
+ *              a NUL), one MPI_Barrier after each of the 10 calls, none in a region; then region
+ *              "named" (2 MPI_Barrier) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +73,24 @@ static void many(int count)
     MPI_Pcontrol(-1, "outer");
 }
 
+static void levels(void)
+{
+    static char unterminated[2048];
+    memset(unterminated, 'x', sizeof unterminated);
+    const char *no_names[] = {NULL, (const char *)16, "\xff\xfe", unterminated};
+    MPI_Pcontrol(0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Pcontrol(2);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < 4; i++) {
+        MPI_Pcontrol(1, no_names[i]);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Pcontrol(-1, no_names[i]);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    barriers("named", 2);
+}
+
 /* A child that outlives MPI_Finalize: it exits (atexit handlers included) once the parent writes
  * to the pipe, after its MPI_Finalize. */
 static int fork_and_finalize(void)
@@ -104,10 +126,12 @@ int main(int argc, char **argv)
         names();
     else if (strcmp(mode, "deep") == 0 && count > 0)
         deep(count);
+    else if (strcmp(mode, "levels") == 0)
+        levels();
     else if (strcmp(mode, "many") == 0 && count > 0)
         many(count);
     else {
-        fprintf(stderr, "pa-ipm-hostile: say fork, names, deep N or many N\n");
+        fprintf(stderr, "pa-ipm-hostile: say fork, names, deep N, levels or many N\n");
         MPI_Finalize();
         return 2;
     }
