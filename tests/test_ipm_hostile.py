@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,9 @@ from perfatlas.native import executable
 from perfatlas.profile.command import library, profiled
 from perfatlas.profile.partial import read_folder
 from perfatlas.profile.profile_warnings import profile_warnings
+from perfatlas.profile.session import still_running
 from perfatlas.report import write_profile_report
+from perfatlas.store import Store
 
 MAX_DEPTH = 16  # PA_IPM_MAX_DEPTH: the levels of a region stack the library keeps
 MAX_REGIONS = 64  # PA_IPM_MAX_REGIONS: region 0 and 63 named ones
@@ -148,3 +152,41 @@ def test_mpi_pcontrol_without_a_name_is_the_standards_level_and_changes_no_regio
         assert rank["region_errors"]["mismatched_pops"] == 0
     named = next(r for r in profile["regions"] if r["name"] == "named")
     assert barriers(profile, 0) == 2 * 10 and barriers(profile, named["id"]) == 2 * 2
+
+
+def test_a_stopped_profile_run_passes_sigterm_on_and_stores_what_the_ranks_wrote(tmp_path):
+    """SIGTERM to `perfatlas profile` (a batch system's time limit): it passes the signal to
+    the launcher and waits; each rank writes its document, flagged partial; the run is stored
+    as interrupted, perfatlas says so in one sentence with status 2, and no rank outlives it."""
+    db, out = tmp_path / "p.db", tmp_path / "out"
+    argv = [*mpirun(2), str(executable("pa-ipm-hostile")), "linger"]
+    command = [sys.executable, "-m", "perfatlas", "--db", str(db), "profile", "--out", str(out)]
+    process = subprocess.Popen(
+        [*command, "--", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,  # so that the signal reaches perfatlas alone, as sbatch's may
+    )
+    try:
+        for line in process.stdout:  # the ranks are in their loop of barriers
+            if line.strip() == "lingering":
+                break
+        process.send_signal(signal.SIGTERM)
+        rest, err = process.communicate(timeout=90)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 2, err
+    [sentence] = err.strip().splitlines()[-1:]
+    assert sentence.startswith("perfatlas: perfatlas was stopped by SIGTERM and passed it on: ")
+    assert sentence.endswith("; its profile is stored as run 1"), sentence
+    store = Store(db)
+    assert store.run(1)["status"] == "interrupted"
+    ranks = [json.loads(path.read_text()) for path in sorted(out.glob("ipm-rank-*.json"))]
+    assert [r["rank"] for r in ranks] == [0, 1]
+    assert {r["reason"] for r in ranks} == {"terminated by SIGTERM"}
+    assert all(r["partial"] for r in ranks)
+    for rank in ranks:  # no rank outlives perfatlas (a zombie has ended)
+        assert not still_running(rank["pid"]), rank["pid"]

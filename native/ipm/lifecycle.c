@@ -3,6 +3,7 @@
  * MPI_Finalize (atexit), still leaves each rank's own document, flagged partial. Only the process
  * that called MPI_Init writes: a child it forked inherits the atexit handler and the table, and
  * must not rewrite its parent's files when it exits. */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 
@@ -26,11 +27,30 @@ static void exit_without_finalize(void)
     pa_ipm_write_rank("exit without MPI_Finalize");
 }
 
+/* SIGTERM (a batch system's time limit; perfatlas profile stopped and passing it on): the
+ * rank's own document, flagged partial, then the default action. Only where the program left
+ * SIGTERM at its default. Writing from a handler is not async-signal-safe (stdio, the table's
+ * lock): a rank caught inside them hangs until the launcher kills it, and loses what it would
+ * have lost without the handler; every other rank keeps its profile. */
+static void terminated(int number)
+{
+    if (pa_ipm_active && pa_ipm_in_rank_process()) {
+        stop();
+        pa_ipm_write_rank("terminated by SIGTERM");
+    }
+    signal(number, SIG_DFL);
+    raise(number);
+}
+
 static int started(int code)
 {
     if (code == MPI_SUCCESS) {
         pa_ipm_start();
         atexit(exit_without_finalize);
+        struct sigaction current;
+        if (sigaction(SIGTERM, NULL, &current) == 0 && current.sa_handler == SIG_DFL &&
+            !(current.sa_flags & SA_SIGINFO))
+            signal(SIGTERM, terminated);
     }
     return code;
 }

@@ -14,7 +14,9 @@
  *   levels     MPI_Pcontrol's standard levels 0 and 2 without a name, then levels 1 and -1 with
  *              what is no name (NULL, an unmapped address, bytes that are not UTF-8, 2 KiB without
  *              a NUL), one MPI_Barrier after each of the 10 calls, none in a region; then region
- *              "named" (2 MPI_Barrier) */
+ *              "named" (2 MPI_Barrier)
+ *   linger     one MPI_Barrier, then rank 0 prints "lingering" and every rank makes an
+ *              MPI_Barrier every 10 ms for 60 s: a job to be stopped by SIGTERM */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +93,21 @@ static void levels(void)
     barriers("named", 2);
 }
 
+static void linger(void)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("lingering\n");
+        fflush(stdout);
+    }
+    for (int i = 0; i < 6000; i++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        usleep(10000);
+    }
+}
+
 /* A child that outlives MPI_Finalize: it exits (atexit handlers included) once the parent writes
  * to the pipe, after its MPI_Finalize. */
 static int fork_and_finalize(void)
@@ -128,10 +145,12 @@ int main(int argc, char **argv)
         deep(count);
     else if (strcmp(mode, "levels") == 0)
         levels();
+    else if (strcmp(mode, "linger") == 0)
+        linger();
     else if (strcmp(mode, "many") == 0 && count > 0)
         many(count);
     else {
-        fprintf(stderr, "pa-ipm-hostile: say fork, names, deep N, levels or many N\n");
+        fprintf(stderr, "pa-ipm-hostile: say fork, names, deep N, levels, linger or many N\n");
         MPI_Finalize();
         return 2;
     }

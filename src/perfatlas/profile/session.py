@@ -8,7 +8,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
+import socket
 import subprocess
+import time
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -51,16 +55,70 @@ def prepare_folder(folder: Path) -> bool:
     return created
 
 
-def run(command: ProfiledCommand) -> int:
-    """Run with stdin, stdout and stderr passed through; the exit status (negative: a signal)."""
+# What stops perfatlas profile itself (a batch system's time limit sends SIGTERM, a closed
+# terminal SIGHUP, Ctrl-C SIGINT): passed on to the launcher, which stops the ranks (each writes
+# its document, flagged partial: native/ipm/lifecycle.c), and waited for.
+STOPPING = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+
+@dataclass(frozen=True)
+class Ended:
+    status: int  # the launcher's exit status (negative: the signal that killed it)
+    stopped_by: int | None  # the signal that stopped perfatlas, passed on to the launcher
+
+
+def _terminal_sent_it_too() -> bool:
+    """Whether a terminal's Ctrl-C reached the launcher already: perfatlas is in the
+    terminal's foreground process group, which the launcher shares."""
+    try:
+        return os.tcgetpgrp(0) == os.getpgrp()
+    except OSError:
+        return False
+
+
+def run(command: ProfiledCommand) -> Ended:
+    """Run with stdin, stdout and stderr passed through, until the launcher ends."""
     try:
         process = subprocess.Popen(command.argv, env={**os.environ, **command.env})
     except OSError as error:
         raise UserError(f"cannot start {command.argv[0]}: {error.strerror}") from None
+    received: list[int] = []
+
+    def pass_on(number: int, frame: object) -> None:
+        received.append(number)
+        if number != signal.SIGINT or not _terminal_sent_it_too():
+            with contextlib.suppress(ProcessLookupError):
+                process.send_signal(number)
+
+    previous = {number: signal.signal(number, pass_on) for number in STOPPING}
     try:
-        return process.wait()
-    except KeyboardInterrupt:  # the program got the Ctrl-C too: keep what it wrote
-        return process.wait()
+        status = process.wait()  # a signal runs pass_on, then the wait goes on (PEP 475)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    return Ended(status, received[0] if received else None)
+
+
+RANKS_GONE_S = 10.0  # how long a stopped launcher's ranks on this host may take to go
+
+
+def _wait_for_ranks_here(document: dict) -> None:
+    """A launcher that was stopped can end before its ranks have: wait (bounded) until the
+    ranks of this host are gone, so that none outlives perfatlas (the rest are their hosts')."""
+    here = socket.gethostname()
+    pids = [r["pid"] for r in document["ranks"] if r.get("host") == here and r.get("pid")]
+    deadline = time.monotonic() + RANKS_GONE_S
+    while any(map(still_running, pids)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def still_running(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie has ended: only its parent's wait is left)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2 :][:1] != "Z"
 
 
 def ending(program: str, status: int) -> str:
@@ -85,20 +143,29 @@ def profile(
             raise UserError(f"cannot write {json_path}: {error.strerror}") from None
     created = prepare_folder(folder)
     machine = Machine.detect()
-    status = run(prepared)
+    ended = run(prepared)
+    status = ended.status
+    stopped = (
+        f"perfatlas was stopped by {signal_name(ended.stopped_by)} and passed it on: "
+        if ended.stopped_by is not None
+        else ""
+    )
     document = read_folder(folder, command)
+    if stopped and document is not None:
+        _wait_for_ranks_here(document)
     if document is None:
         if created:
             with contextlib.suppress(OSError):
                 folder.rmdir()
-        if status != 0:
-            raise UserError(f"{ending(prepared.program, status)} before any rank wrote a profile")
+        if status != 0 or stopped:
+            raise UserError(
+                f"{stopped}{ending(prepared.program, status)} before any rank wrote a profile"
+            )
         raise UserError(
             f"{prepared.program} wrote no profile: it never called MPI_Init (is it an MPI program?)"
         )
-    run_id = store_profile(
-        store, machine, argv, command, document, "complete" if status == 0 else "failed"
-    )
+    outcome = "interrupted" if stopped else "complete" if status == 0 else "failed"
+    run_id = store_profile(store, machine, argv, command, document, outcome)
     print(f"stored as run {run_id} in {store.path}; profile files in {folder}")
     if document["partial"]:
         print(f"partial profile: {document.get('partial_reason') or 'the program did not finish'}")
@@ -106,9 +173,9 @@ def profile(
         Path(json_path).write_text(json.dumps(document, indent=1))
         print(f"profile document: {json_path}")
     print(f"report: {write_report(store, run_id, folder / REPORT_FILE)}")
-    if status != 0:
+    if status != 0 or stopped:
         raise UserError(
-            f"{ending(prepared.program, status)}; its profile is stored as run {run_id}"
+            f"{stopped}{ending(prepared.program, status)}; its profile is stored as run {run_id}"
         )
     return 0
 
