@@ -3,11 +3,12 @@
 # all to build-parts.json beside the executables, which `perfatlas doctor` lists and from which a
 # benchmark whose part is missing is stored as "not built here: <why>" (perfatlas/build_parts.py).
 #
-#   perfatlas_part(NAME BUILT WHY_OR_DETAIL)
+#   perfatlas_part(NAME BUILT WHY_OR_DETAIL...)
 #     NAME: the part as users know it (MPI, CHOLMOD, MUMPS, ScaLAPACK, PAPI, MPI Fortran);
 #     BUILT: a CMake truth value; WHY_OR_DETAIL: what was found (built) or the sentence saying why
-#     not and what to install (not built).
+#     not and what to install (not built), in one string or several that are joined.
 function(perfatlas_part name built text)
+  string(CONCAT text "${text}" ${ARGN})  # a long sentence may come in several strings
   string(REPLACE "\\" "\\\\" text "${text}")  # JSON string escapes
   string(REPLACE "\"" "\\\"" text "${text}")
   if(built)
