@@ -25,10 +25,15 @@ function(perfatlas_part name built text)
   endif()
 endfunction()
 
-# bin/build-parts.json (schema perfatlas.build/1), installed beside the executables.
+# bin/build-parts.json (schema perfatlas.build/1), installed beside the executables: the parts,
+# and the family of the build's MPI (mpi_family: the profiler beside the executables is for it).
 function(perfatlas_write_parts)
   get_property(names GLOBAL PROPERTY PERFATLAS_PART_NAMES)
   set(json "{\"schema\": \"perfatlas.build/1\", \"parts\": {}}")
+  get_property(family GLOBAL PROPERTY PERFATLAS_MPI_FAMILY) # openmpi, mpich, other (none: no MPI)
+  if(family)
+    string(JSON json SET "${json}" mpi_family "\"${family}\"")
+  endif()
   foreach(name IN LISTS names)
     get_property(entry GLOBAL PROPERTY "PERFATLAS_PART_${name}")
     string(JSON json SET "${json}" parts "${name}" "${entry}")

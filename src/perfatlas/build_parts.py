@@ -28,24 +28,38 @@ class Part:
     text: str  # what was found (built), or why not and what to install
 
 
+@dataclass(frozen=True)
+class Build:
+    parts: dict[str, Part]
+    mpi_family: str | None  # the build's MPI: "openmpi", "mpich", "other"; None without MPI
+
+
 def build_parts() -> dict[str, Part] | None:
     """This build's parts by name; None for a build older than build-parts.json (then only a
     missing executable tells)."""
-    return _read(bin_dir() / FILE)
+    build = _read(bin_dir() / FILE)
+    return None if build is None else build.parts
+
+
+def mpi_family() -> str | None:
+    """The family of the MPI this build's profiler and MPI programs are for (None: unknown)."""
+    build = _read(bin_dir() / FILE)
+    return None if build is None else build.mpi_family
 
 
 @cache
-def _read(path: Path) -> dict[str, Part] | None:
+def _read(path: Path) -> Build | None:
     if not path.exists():
         return None
     try:
         document = json.loads(read_text_file(path, "the build's list of parts"))
         if document.get("schema") != SCHEMA:
             raise ValueError(f"schema {document.get('schema')!r} is not {SCHEMA}")
-        return {
+        parts = {
             name: Part(name, entry["built"] is True, str(entry.get("detail") or entry["why"]))
             for name, entry in document["parts"].items()
         }
+        return Build(parts, document.get("mpi_family"))
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise UserError(
             f"{path} is damaged ({error}); rebuild with 'make install' (or pip install .)"

@@ -17,7 +17,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perfatlas.build_parts import not_built
+from perfatlas.build_parts import mpi_family, not_built
 from perfatlas.errors import UserError
 from perfatlas.launchers import detect_flavour
 from perfatlas.native import bin_dir
@@ -35,11 +35,28 @@ class ProfiledCommand:
     mpi: str | None = None  # "openmpi" or "mpich" when a launcher starts the ranks
 
 
-def library() -> Path:
-    path = bin_dir() / LIBRARY
+FAMILY_NAMES = {"openmpi": "Open MPI", "mpich": "MPICH"}
+
+
+def library(family: str | None = None) -> Path:
+    """libperfatlas-ipm.so for MPI `family` ("openmpi", "mpich"; None: the build's own): beside
+    the executables for the build's MPI, in a folder of the family's name for the other one
+    (native/ipm/CMakeLists.txt). A profiler of another MPI than the program's would load two MPI
+    libraries into it, and every rank would abort: refused in one sentence."""
     absent = not_built(("MPI",))
     if absent is not None:
         raise UserError(f"perfatlas-ipm is {absent}; rebuild with an MPI (docs/install.md)")
+    own = mpi_family()
+    path = bin_dir() / LIBRARY
+    if family is not None and own is not None and family != own:
+        path = bin_dir() / family / LIBRARY
+        if not path.is_file():
+            raise UserError(
+                f"this launcher starts {FAMILY_NAMES.get(family, family)} programs, and this "
+                f"perfatlas-ipm is built for {FAMILY_NAMES.get(own, own)} alone (its ranks would "
+                "load two MPI libraries and abort); rebuild where that MPI's compiler wrapper "
+                f"mpicc.{family} is found, or with it as the build's MPI (docs/install.md)"
+            )
     if not path.is_file():
         raise UserError(
             f"perfatlas-ipm is not built: {path} is missing; rebuild with an MPI (make install, "
@@ -67,20 +84,26 @@ def _program(words: list[str]) -> str:
 
 
 def profiled(
-    command: list[str], folder: Path, lib: Path, settings: dict[str, str] | None = None
+    command: list[str],
+    folder: Path,
+    lib: Path | None = None,
+    settings: dict[str, str] | None = None,
 ) -> ProfiledCommand:
-    """`command` as the user gave it, changed only to load `lib` into its ranks, writing `folder`;
-    `settings` are further PERFATLAS_IPM_* variables for the ranks (e.g. the table size)."""
+    """`command` as the user gave it, changed only to load `lib` into its ranks (by default the
+    library of the launcher's MPI), writing `folder`; `settings` are further PERFATLAS_IPM_*
+    variables for the ranks (e.g. the table size)."""
     if not command:
         raise UserError(
             "no command to profile: give it after --, e.g. perfatlas profile -- mpirun -np 4 ./app"
         )
     launcher = _found(command[0])
+    flavour = detect_flavour(launcher) if _LAUNCHER.match(Path(command[0]).name) else None
+    if lib is None:
+        lib = library(flavour.family if flavour and flavour.family in FAMILY_NAMES else None)
     preload = ":".join(filter(None, [str(lib), os.environ.get("LD_PRELOAD")]))
     variables = {"LD_PRELOAD": preload, "PERFATLAS_IPM_DIR": str(folder), **(settings or {})}
-    if not _LAUNCHER.match(Path(command[0]).name):
+    if flavour is None:
         return ProfiledCommand(list(command), variables, command[0])
-    flavour = detect_flavour(launcher)
     if flavour.family == "openmpi":
         exports = [word for name, value in variables.items() for word in ("-x", f"{name}={value}")]
     elif flavour.family == "mpich":

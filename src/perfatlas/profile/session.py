@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from perfatlas.errors import UserError
-from perfatlas.profile.command import ProfiledCommand, library, profiled
+from perfatlas.profile.command import ProfiledCommand, profiled
 from perfatlas.profile.documents import PROFILE_FILE, RANK_PATTERN
 from perfatlas.profile.partial import read_folder
 from perfatlas.profile.storage import store_profile
@@ -133,9 +133,8 @@ def profile(
     from perfatlas.machine import Machine
     from perfatlas.report import write_report
 
-    lib = library()
     folder = (Path(out) if out else default_folder()).resolve()
-    prepared = profiled(command, folder, lib)
+    prepared = profiled(command, folder)  # the library of the launcher's MPI
     if json_path:  # an unwritable copy fails before the program runs
         try:
             Path(json_path).open("a").close()
