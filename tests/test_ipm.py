@@ -215,6 +215,23 @@ def test_threads_calling_mpi_at_once_lose_no_event(tmp_path):
         assert document["overflow"]["count"] == 0
 
 
+def test_threads_that_reuse_each_others_request_handles_lose_no_receive(tmp_path):
+    """pa-ipm-threads exchange: 8 threads per rank x 2000 (MPI_Irecv + MPI_Isend + MPI_Waitall)
+    of 32 bytes with the other rank. The MPI library frees a completed request inside the Wait,
+    and another thread's MPI_Irecv can reuse its handle before the first records it: 31,135 to
+    31,607 of the 32,000 receives were counted (requests.c), with nothing untracked."""
+    done = run_profiled(tmp_path, "pa-ipm-threads", str(tmp_path), "exchange")
+    assert done.returncode == 0, done.stderr + done.stdout
+    for rank in (0, 1):
+        document = json.loads((tmp_path / f"ipm-rank-{rank}.json").read_text())
+        calls = {(r["call"], r["peer"]): r for r in document["records"]}
+        for call in ("MPI_Irecv", "MPI_Isend"):
+            record = calls[(call, 1 - rank)]
+            assert (record["count"], record["bytes"]) == (8 * 2000, 8 * 2000 * 32), call
+        assert calls[("MPI_Waitall", None)]["count"] == 8 * 2000
+        assert document["untracked_receives"] == 0 and document["overflow"]["count"] == 0
+
+
 def test_threads_events_that_find_no_slot_after_the_merge_are_all_in_the_overflow(tmp_path):
     """Each thread records into its own table, merged at the end into the process's: with one slot,
     MPI_Comm_rank (before the threads start) takes it and every MPI_Sendrecv of the 4 threads is
