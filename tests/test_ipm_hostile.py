@@ -194,3 +194,25 @@ def test_a_stopped_profile_run_passes_sigterm_on_and_stores_what_the_ranks_wrote
     assert all(r["partial"] for r in ranks)
     for rank in ranks:  # no rank outlives perfatlas (a zombie has ended)
         assert not still_running(rank["pid"]), rank["pid"]
+
+
+def test_a_spawned_job_writes_beside_its_parent_and_is_stored_as_its_own_run(cli, tmp_path):
+    """pa-ipm-hostile spawn: 2 ranks spawn one process of the same program. The child job used to
+    write its ipm-rank-0.json and ipm-profile.json over its parent's, and perfatlas stored the
+    1-task child as the run; now the child writes in spawned-HOST-PID/ and is stored beside."""
+    out = tmp_path / "out"
+    argv = [*mpirun(2), str(executable("pa-ipm-hostile")), "spawn"]
+    alone = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    if alone.returncode != 0:  # Debian's MPICH 4.0: "Error in spawn call", profiler or not
+        pytest.skip(f"this MPI cannot spawn here: {(alone.stderr + alone.stdout).strip()[-200:]}")
+    result = cli("profile", "--out", str(out), "--", *argv)
+    assert result.code == 0, result.err
+    store = Store(cli.db)
+    parent, child = store.profiles(1)[0]["document"], store.profiles(2)[0]["document"]
+    assert (parent["tasks"], child["tasks"]) == (2, 1)
+    assert barriers(parent, 0) == 2 * 2 and barriers(child, 0) == 3
+    assert store.run(2)["suite"] == "profile: spawned by run 1"
+    [job] = out.glob("spawned-*")
+    assert sorted(p.name for p in job.iterdir()) == ["ipm-profile.json", "ipm-rank-0.json"]
+    assert json.loads((out / "ipm-profile.json").read_text())["tasks"] == 2
+    assert f"spawned job stored as run 2; its profile files in {job}" in result.out

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "counters.h"
@@ -144,7 +145,14 @@ FILE *pa_ipm_open_output(const char *name, char *path, size_t path_size)
     if (!pa_ipm_in_rank_process())
         return NULL;
     const char *folder = getenv("PERFATLAS_IPM_DIR");
-    snprintf(path, path_size, "%s/%s", folder && *folder ? folder : ".", name);
+    folder = folder && *folder ? folder : ".";
+    if (pa_ipm.job_folder[0]) { /* a spawned job's (table.c): made by whichever rank is first */
+        snprintf(path, path_size, "%s/%s", folder, pa_ipm.job_folder);
+        mkdir(path, 0777);
+        snprintf(path, path_size, "%s/%s/%s", folder, pa_ipm.job_folder, name);
+    } else {
+        snprintf(path, path_size, "%s/%s", folder, name);
+    }
     char temporary[4096 + 16];
     temporary_name(temporary, sizeof temporary, path);
     FILE *file = fopen(temporary, "w");

@@ -83,6 +83,25 @@ static int innermost(void)
     return region_stack[top - 1].id;
 }
 
+/* A job started by MPI_Comm_spawn shares its parent's environment, so its files would land on
+ * its parent's (ipm-rank-0.json, ipm-profile.json): it writes them in a folder of its own beside
+ * them, spawned-HOST-PID after its rank 0, which every rank learns from it. */
+static void name_spawned_job(void)
+{
+    MPI_Comm parent = MPI_COMM_NULL;
+    PMPI_Comm_get_parent(&parent);
+    if (parent == MPI_COMM_NULL)
+        return;
+    char name[sizeof pa_ipm.job_folder] = "";
+    if (pa_ipm.rank == 0) {
+        char host[64] = "";
+        gethostname(host, sizeof host - 1);
+        snprintf(name, sizeof name, "spawned-%s-%ld", host, pa_ipm.pid);
+    }
+    PMPI_Bcast(name, (int)sizeof name, MPI_CHAR, 0, pa_ipm.comm);
+    memcpy(pa_ipm.job_folder, name, sizeof name);
+}
+
 void pa_ipm_start(void)
 {
     pa_timer_start_calibration(); /* finished at the end: nothing to wait for at MPI_Init */
@@ -94,6 +113,7 @@ void pa_ipm_start(void)
     PMPI_Query_thread(&provided);
     pa_ipm.thread_multiple = provided == MPI_THREAD_MULTIPLE;
     PMPI_Comm_dup(MPI_COMM_WORLD, &pa_ipm.comm);
+    name_spawned_job();
     const char *size = getenv("PERFATLAS_IPM_TABLE_SIZE");
     if (size && *size) {
         int wanted = atoi(size);

@@ -50,6 +50,7 @@ typedef struct {
     int thread_multiple; /* MPI_THREAD_MULTIPLE provided: MPI calls of several threads at once */
     long pid;      /* the process that called MPI_Init: the only one that writes profile files */
     MPI_Comm comm; /* a duplicate of MPI_COMM_WORLD for the profiler's own reductions */
+    char job_folder[128]; /* a spawned job's own folder in $PERFATLAS_IPM_DIR; "" for the first */
     uint64_t start_ticks, end_ticks;
     double start_unix;
     double start_user_s, start_system_s; /* RUSAGE_SELF at MPI_Init */

@@ -16,7 +16,10 @@
  *              a NUL), one MPI_Barrier after each of the 10 calls, none in a region; then region
  *              "named" (2 MPI_Barrier)
  *   linger     one MPI_Barrier, then rank 0 prints "lingering" and every rank makes an
- *              MPI_Barrier every 10 ms for 60 s: a job to be stopped by SIGTERM */
+ *              MPI_Barrier every 10 ms for 60 s: a job to be stopped by SIGTERM
+ *   spawn      the ranks spawn one process of this program (mode "spawned"), make 2
+ *              MPI_Barrier and disconnect from it; the spawned process makes 3 MPI_Barrier in its
+ *              own world and disconnects: the child job must not write over its parent's files */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +111,25 @@ static void linger(void)
     }
 }
 
+static void spawn(const char *self)
+{
+    char *words[] = {"spawned", NULL};
+    MPI_Comm child;
+    MPI_Comm_spawn(self, words, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &child, MPI_ERRCODES_IGNORE);
+    for (int i = 0; i < 2; i++)
+        MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm_disconnect(&child);
+}
+
+static void spawned(void)
+{
+    MPI_Comm parent;
+    MPI_Comm_get_parent(&parent);
+    for (int i = 0; i < 3; i++)
+        MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm_disconnect(&parent);
+}
+
 /* A child that outlives MPI_Finalize: it exits (atexit handlers included) once the parent writes
  * to the pipe, after its MPI_Finalize. */
 static int fork_and_finalize(void)
@@ -147,10 +169,15 @@ int main(int argc, char **argv)
         levels();
     else if (strcmp(mode, "linger") == 0)
         linger();
+    else if (strcmp(mode, "spawn") == 0)
+        spawn(argv[0]);
+    else if (strcmp(mode, "spawned") == 0)
+        spawned();
     else if (strcmp(mode, "many") == 0 && count > 0)
         many(count);
     else {
-        fprintf(stderr, "pa-ipm-hostile: say fork, names, deep N, levels, linger or many N\n");
+        fprintf(stderr,
+                "pa-ipm-hostile: say fork, names, deep N, levels, linger, spawn or many N\n");
         MPI_Finalize();
         return 2;
     }

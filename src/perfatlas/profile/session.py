@@ -121,6 +121,24 @@ def still_running(pid: int) -> bool:
     return stat[stat.rindex(")") + 2 :][:1] != "Z"
 
 
+SPAWNED_PATTERN = "spawned-*"  # a spawned job's folder beside its parent's files (table.c)
+
+
+def store_spawned(store: Store, machine, argv: list[str], folder: Path, parent: int) -> None:
+    """Each job the program started with MPI_Comm_spawn (its files in a folder of its own) as a
+    run of its own beside the parent's run."""
+    for job in sorted(p for p in folder.glob(SPAWNED_PATTERN) if p.is_dir()):
+        document = read_folder(job, [])
+        if document is None:
+            continue
+        status = "failed" if document["partial"] else "complete"
+        suite = f"profile: spawned by run {parent}"
+        run_id = store_profile(
+            store, machine, argv, document.get("command") or [], document, status, suite
+        )
+        print(f"spawned job stored as run {run_id}; its profile files in {job}")
+
+
 def ending(program: str, status: int) -> str:
     if status < 0:
         return f"{program} was killed by {signal_name(-status)}"
@@ -166,6 +184,7 @@ def profile(
     outcome = "interrupted" if stopped else "complete" if status == 0 else "failed"
     run_id = store_profile(store, machine, argv, command, document, outcome)
     print(f"stored as run {run_id} in {store.path}; profile files in {folder}")
+    store_spawned(store, machine, argv, folder, run_id)
     if document["partial"]:
         print(f"partial profile: {document.get('partial_reason') or 'the program did not finish'}")
     if json_path:

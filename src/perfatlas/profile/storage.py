@@ -37,14 +37,21 @@ def headline(document: dict) -> dict | None:
 
 
 def store_profile(
-    store: Store, machine: Machine, argv: list[str], command: list[str], document: dict, status: str
+    store: Store,
+    machine: Machine,
+    argv: list[str],
+    command: list[str],
+    document: dict,
+    status: str,
+    suite: str = "profile",
 ) -> int:
-    """A new run holding `document`, ended with `status`; returns its id."""
+    """A new run holding `document`, ended with `status`; returns its id. `suite` names what
+    the run is ("profile: spawned by run N" for a job the program spawned)."""
     run_id = store.start_run(
         fingerprint=machine.fingerprint,
         topology=machine.topology,
         context=machine.context(),
-        suite="profile",
+        suite=suite,
         argv=argv,
         software=software_versions(),
         topology_xml=machine.hwloc_xml(),
