@@ -33,6 +33,7 @@ from perfatlas.stats import summarize
 from perfatlas.warning import WarningRecord, records_from_json, records_to_json
 
 SCHEMA_VERSION = 7
+_OWN_TABLES = ("schema_version", "runs")  # what makes a file a perfatlas database
 _RESULT_COLUMNS = (
     "id, run_id, benchmark, params, metric, unit, samples, n, median, ci_lo, ci_hi, min, max,"
     " not_measurable, warnings, document"
@@ -318,7 +319,7 @@ class Store:
             self.db = self._connect()
             self.damaged = self._damage()
             if self.damaged and not read_only:
-                raise UserError(
+                self._refuse(
                     f"database {self.path} is damaged ({self.damaged}): perfatlas writes nothing "
                     "to it; show, report and export still read what is readable, and a new "
                     "database (--db) takes new runs"
@@ -326,6 +327,7 @@ class Store:
             if read_only:
                 self._check_version()
             else:
+                self._check_not_foreign()
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA foreign_keys=ON")
                 self._migrate()
@@ -385,9 +387,40 @@ class Store:
         first = rows[0][0] if rows else "ok"
         return None if first == "ok" else f"quick_check: {first}"
 
+    def _refuse(self, sentence: str) -> None:
+        """Refuse the file: the connection closed, nothing written."""
+        self.db.close()
+        raise UserError(sentence)
+
+    def _foreign_tables(self) -> list[str]:
+        """The tables of another application's database: none where the file is new (no
+        table) or a perfatlas database (its schema_version and runs tables)."""
+        tables = [
+            name
+            for (name,) in self.db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+                " ORDER BY name"
+            )
+        ]
+        return [] if set(_OWN_TABLES) <= set(tables) else tables
+
+    def _check_not_foreign(self) -> None:
+        """Writing: perfatlas's tables are never added to another application's database
+        (checked before the first PRAGMA that writes, so the file stays byte for byte)."""
+        tables = self._foreign_tables()
+        if tables:
+            shown = ", ".join(tables[:3]) + (f" and {len(tables) - 3} more" if tables[3:] else "")
+            self._refuse(
+                f"database {self.path} is not a perfatlas database (it holds the tables "
+                f"{shown}): perfatlas writes nothing to it; give a new file or a perfatlas "
+                "database with --db"
+            )
+
     def _check_version(self) -> None:
         """Reading: a perfatlas database of this schema version, else one sentence; an older
         one is upgraded first where it may be written."""
+        if self._foreign_tables():
+            raise UserError(f"{self.path} is not a perfatlas database")
         try:
             version = self.db.execute("SELECT version FROM schema_version").fetchone()[0]
         except (sqlite3.DatabaseError, TypeError):
