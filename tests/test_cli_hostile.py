@@ -76,3 +76,30 @@ def test_another_applications_database_is_refused_and_left_byte_for_byte(cli, tm
     )
     assert _digest(other) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["contacts.db", "one.toml"]
+
+
+# -- 2. a baseline whose run is gone ----------------------------------------------------------------
+def test_baseline_list_lists_the_others_and_names_the_baseline_whose_run_is_gone(cli, tmp_path):
+    db = tmp_path / "p.db"
+    _stored_runs(db, runs=3)
+    store = Store(db)
+    for name, run in (("first", 1), ("gone", 2), ("third", 3)):
+        store.set_baseline(name, run)
+    store.close()
+    with sqlite3.connect(db) as raw:  # deleted by hand: nothing in perfatlas deletes a run
+        for table, key in (("results", "run_id"), ("findings", "run_id"), ("runs", "id")):
+            raw.execute(f"DELETE FROM {table} WHERE {key} = 2")
+    raw.close()
+    before = database_dump(db)
+    why = (
+        f"baseline gone names run 2, which is not in {db}: 'perfatlas baseline set gone RUN' "
+        "names another run, 'perfatlas baseline rm gone' forgets it"
+    )
+    listed = cli("baseline", "list", db_path=db)
+    assert listed.code == 0 and listed.err == f"perfatlas: warning: {why}\n", listed.err
+    cells = [[c.strip() for c in line.split("│")[1:-1]] for line in listed.out.splitlines()]
+    rows = {row[0]: row[1:] for row in cells if row}
+    assert rows["first"][0] == "1" and rows["third"][0] == "3", listed.out
+    assert rows["gone"] == ["2", "-", "-", "missing"], listed.out
+    assert _sentence(cli("check", "3", "--against", "gone", db_path=db)) == f"perfatlas: {why}"
+    assert database_dump(db) == before

@@ -408,10 +408,18 @@ def cmd_baseline(args: argparse.Namespace) -> int:
             raise UserError("'baseline list' takes no name or run")
         store = _store(args, read_only=True)
         table = titled_table("baselines", "name", "run", "host", "started", "status")
+        missing = []  # a baseline whose run is gone is listed as such, and said
         for name, run_id in store.baselines().items():
-            run = store.run(run_id)
+            try:
+                run = store.baseline_run(name)
+            except UserError as error:
+                missing.append(str(error))
+                table.add_row(name, str(run_id), "-", "-", "missing")
+                continue
             table.add_row(name, str(run_id), run["host"], run["started"], run["status"])
         console.print(table)
+        for sentence in missing:
+            print(f"perfatlas: warning: {sentence}", file=sys.stderr)
         return 0
     if not args.name or (args.action == "set") != bool(args.run):
         usage = "'baseline set NAME RUN'" if args.action == "set" else "'baseline rm NAME'"

@@ -759,6 +759,18 @@ class Store:
             raise UserError(f"no baseline named {name!r} in {self.path}; baselines: {known}")
         return found[name]
 
+    def baseline_run(self, name: str) -> dict[str, Any]:
+        """The run record of baseline `name`; one sentence where that run is gone (deleted
+        from the file by hand: nothing in perfatlas deletes a run)."""
+        run_id = self.baseline(name)
+        if not self._select("runs", "id", "id", run_id):
+            raise UserError(
+                f"baseline {name} names run {run_id}, which is not in {self.path}: "
+                f"'perfatlas baseline set {name} RUN' names another run, "
+                f"'perfatlas baseline rm {name}' forgets it"
+            )
+        return self.run(run_id)
+
     # -- profiles (perfatlas profile) ---------------------------------------------------------
     @_writes
     def add_profile(self, run_id: int, command: list[str], document: dict) -> int:
