@@ -103,3 +103,29 @@ def test_baseline_list_lists_the_others_and_names_the_baseline_whose_run_is_gone
     assert rows["gone"] == ["2", "-", "-", "missing"], listed.out
     assert _sentence(cli("check", "3", "--against", "gone", db_path=db)) == f"perfatlas: {why}"
     assert database_dump(db) == before
+
+
+# -- 3. a disk that fills before the first document is stored -----------------------------------
+def test_a_full_disk_before_anything_is_stored_says_nothing_was(cli, tmp_path, monkeypatch):
+    """SQLite's own SQLITE_FULL: the database may not grow past the pages it has once the run
+    is opened (PRAGMA max_page_count), and 300 samples do not fit in the free room of a page."""
+    db = tmp_path / "p.db"
+    _stored_runs(db)
+    before = database_dump(db)
+    start_run = Store.start_run
+
+    def start_run_then_fill(self, **kwargs):
+        run = start_run(self, **kwargs)
+        pages = self.db.execute("PRAGMA page_count").fetchone()[0]
+        self.db.execute(f"PRAGMA max_page_count = {pages}")
+        return run
+
+    monkeypatch.setattr(Store, "start_run", start_run_then_fill)
+    done = cli("measure", "example.sum", "samples=300", "--repeat", "3", db_path=db)
+    assert _sentence(done) == (
+        f"perfatlas: example.sum stopped after 1 document(s) in launch 1 of 3: cannot write to "
+        f"database {db}: the disk is full (sqlite: database or disk is full); none of it is "
+        "stored, and run 2 holds no result"
+    )
+    assert set(before) <= set(database_dump(db))  # run 1 as it was
+    assert Store(db, read_only=True).result_count(2) == 0

@@ -674,6 +674,17 @@ class Store:
             ids.append(int(cursor.lastrowid))
         return ids
 
+    def result_count(self, run_id: int) -> int:
+        """How many results (rows) run `run_id` holds."""
+        try:
+            return int(
+                self.db.execute(
+                    "SELECT COUNT(*) FROM results WHERE run_id = ?", (run_id,)
+                ).fetchone()[0]
+            )
+        except sqlite3.DatabaseError as error:
+            raise UserError(f"database {self.path}: the results cannot be counted ({error})") from None
+
     def results(self, run_id: int, benchmark: str | None = None) -> list[Result]:
         results = []
         for row in self._select("results", _RESULT_COLUMNS, "run_id", run_id):
