@@ -129,3 +129,43 @@ def test_a_full_disk_before_anything_is_stored_says_nothing_was(cli, tmp_path, m
     )
     assert set(before) <= set(database_dump(db))  # run 1 as it was
     assert Store(db, read_only=True).result_count(2) == 0
+
+
+# -- 4. SQLite's check text over several lines ----------------------------------------------------
+def _damaged(path: Path) -> Path:
+    """A real database with a page in the middle of its results overwritten: quick_check's
+    complaint is '*** in database main ***' and a line naming the page."""
+    store = Store(path)
+    run = store.start_run(
+        fingerprint="f", topology={}, context={}, suite="t", argv=["x"], software={}
+    )
+    for i in range(400):
+        store.add_document(run, _document(float(i)), [])
+    store.finish_run(run, "complete")
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page_size, pages = (
+        store.db.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_size", "page_count")
+    )
+    store.close()
+    with path.open("r+b") as file:
+        file.seek(page_size * (pages // 2))
+        file.write(b"\xa5" * page_size)
+    return path
+
+
+def test_the_checks_lines_are_folded_into_one_line_warning_and_one_sentence(cli, tmp_path):
+    db = _damaged(tmp_path / "damaged.db")
+    before = _digest(db)
+    shown = cli("show", "1", db_path=db)
+    assert shown.code == 0
+    warnings = shown.err.splitlines()
+    assert all(line.startswith("perfatlas: warning: ") for line in warnings), shown.err
+    check = f"perfatlas: warning: database {db} is damaged (quick_check: *** in database main ***; "
+    (folded,) = [line for line in warnings if line.startswith(check)]
+    assert folded.endswith("): reading what is readable") and "Page " in folded, folded
+    sentence = _sentence(cli("measure", "example.sum", "samples=3", db_path=db))
+    assert sentence.startswith(
+        f"perfatlas: database {db} is damaged (quick_check: *** in database main ***; Page "
+    ), sentence
+    assert "\\n" not in sentence and "perfatlas writes nothing to it" in sentence
+    assert _digest(db) == before

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from perfatlas.anomaly import is_remeasurement
-from perfatlas.errors import UserError
+from perfatlas.errors import UserError, one_line
 from perfatlas.stats import summarize
 from perfatlas.warning import WarningRecord, records_from_json, records_to_json
 
@@ -299,6 +299,12 @@ def _writes(method: Callable) -> Callable:
     return wrapper
 
 
+def _folded(text: str) -> str:
+    """SQLite's check text on one line: its lines ("*** in database main ***", then one per
+    problem) joined by '; '."""
+    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
 def _why(error: sqlite3.DatabaseError) -> str:
     text = str(error)
     if "full" in text:
@@ -383,9 +389,9 @@ class Store:
         except sqlite3.DatabaseError as error:
             if "malformed" not in str(error) and "corrupt" not in str(error):
                 raise
-            return f"quick_check: {error}"
+            return f"quick_check: {_folded(str(error))}"
         first = rows[0][0] if rows else "ok"
-        return None if first == "ok" else f"quick_check: {first}"
+        return None if first == "ok" else f"quick_check: {_folded(first)}"
 
     def _refuse(self, sentence: str) -> None:
         """Refuse the file: the connection closed, nothing written."""
@@ -445,7 +451,7 @@ class Store:
         """A warning about the database, once, on stderr (the tables go to stdout)."""
         if warning not in self._said:
             self._said.add(warning)
-            print(f"perfatlas: warning: {warning}", file=sys.stderr)
+            print(f"perfatlas: warning: {one_line(warning)}", file=sys.stderr)
 
     def _select(self, table: str, columns: str, key: str | None = None, value: Any = None):
         """Rows of `table` (columns, the first `id`), by id; where a damaged page stops the
@@ -683,7 +689,9 @@ class Store:
                 ).fetchone()[0]
             )
         except sqlite3.DatabaseError as error:
-            raise UserError(f"database {self.path}: the results cannot be counted ({error})") from None
+            raise UserError(
+                f"database {self.path}: the results cannot be counted ({error})"
+            ) from None
 
     def results(self, run_id: int, benchmark: str | None = None) -> list[Result]:
         results = []
