@@ -169,3 +169,49 @@ def test_the_checks_lines_are_folded_into_one_line_warning_and_one_sentence(cli,
     ), sentence
     assert "\\n" not in sentence and "perfatlas writes nothing to it" in sentence
     assert _digest(db) == before
+
+
+# -- 5. option values that begin with '-' -----------------------------------------------------------
+@pytest.mark.parametrize(
+    "words, says",
+    [
+        (
+            ["check", "2", "--against", "1", "--tolerance", "-5%"],
+            "perfatlas: --tolerance '-5%' is not a tolerance: give a percentage from 0 to below "
+            "100 (e.g. 5%) or a fraction (e.g. 0.05)",
+        ),
+        (
+            ["compare", "1", "2", "--expect", "-1e3"],
+            "perfatlas: --expect -1000 must be a positive ratio (e.g. 1.333)",
+        ),
+        (
+            ["run", "quick", "--plan", "--threads", "-1-3"],
+            "perfatlas: --threads '-1-3' is not a CPU list: write e.g. 0, 0,1 or 0-3",
+        ),
+        (  # argparse's own refusal is one sentence too
+            ["measure", "example.sum", "--repeat", "-1e3"],
+            "perfatlas: measure: argument --repeat: invalid int value: '-1e3' (see 'perfatlas "
+            "measure --help')",
+        ),
+    ],
+    ids=["tolerance", "expect", "threads", "argparse"],
+)
+def test_an_option_value_beginning_with_a_dash_reaches_its_check(cli, tmp_path, words, says):
+    db = tmp_path / "p.db"
+    _stored_runs(db, runs=2)
+    before = database_dump(db)
+    assert _sentence(cli(*words, db_path=db)) == says
+    assert database_dump(db) == before
+
+
+def test_the_words_of_a_profiled_command_and_option_words_stay_as_given():
+    from perfatlas.cli import _join_option_values, build_parser
+
+    parser = build_parser()
+    for words in (
+        ["profile", "./app", "--json", "-v"],
+        ["profile", "--out", "o", "--", "./app", "--json", "-v"],
+        ["measure", "example.sum", "--json", "--repeat", "3"],
+    ):
+        assert _join_option_values(words, parser) == words
+    assert _join_option_values(["--db", "-x.db", "show"], parser) == ["--db=-x.db", "show"]
