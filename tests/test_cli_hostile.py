@@ -215,3 +215,38 @@ def test_the_words_of_a_profiled_command_and_option_words_stay_as_given():
     ):
         assert _join_option_values(words, parser) == words
     assert _join_option_values(["--db", "-x.db", "show"], parser) == ["--db=-x.db", "show"]
+
+
+# -- 6. run ids from 10^18 upward -------------------------------------------------------------------
+TOP = 2**63 - 1  # SQLite's largest integer
+
+
+@pytest.mark.parametrize(
+    "ref, says",
+    [
+        (str(10**18), "run 1000000000000000000 is not in {db}; 'perfatlas show' lists the runs"),
+        (str(TOP), f"run {TOP} is not in {{db}}; 'perfatlas show' lists the runs"),
+        (str(TOP + 1), f"run {TOP + 1} is out of range: run ids are 1 to {TOP}"),
+        ("9" * 5000, f"run {'9' * 20}... (5000 digits) is out of range: run ids are 1 to {TOP}"),
+    ],
+    ids=["1e18", "2^63-1", "2^63", "5000-digits"],
+)
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["show", "ID"],
+        ["export", "ID"],
+        ["check", "1", "--against", "ID"],
+        ["baseline", "set", "n", "ID"],
+    ],
+    ids=["show", "export", "check", "baseline-set"],
+)
+def test_a_run_id_beyond_the_stored_ones_is_no_such_run_or_out_of_range(
+    cli, tmp_path, ref, says, words
+):
+    db = tmp_path / "p.db"
+    _stored_runs(db)
+    before = database_dump(db)
+    sentence = _sentence(cli(*[ref if w == "ID" else w for w in words], db_path=db))
+    assert sentence.startswith(f"perfatlas: {says.format(db=db)}"), sentence
+    assert database_dump(db) == before

@@ -33,6 +33,7 @@ from perfatlas.stats import summarize
 from perfatlas.warning import WarningRecord, records_from_json, records_to_json
 
 SCHEMA_VERSION = 7
+MAX_RUN_ID = 2**63 - 1  # SQLite's largest INTEGER PRIMARY KEY
 _OWN_TABLES = ("schema_version", "runs")  # what makes a file a perfatlas database
 _RESULT_COLUMNS = (
     "id, run_id, benchmark, params, metric, unit, samples, n, median, ci_lo, ci_hi, min, max,"
@@ -621,9 +622,16 @@ class Store:
             if row[0] is None:
                 raise UserError(f"{self.path} holds no runs yet; start one with 'perfatlas run'")
             return int(row[0])
-        if not (ref.isascii() and ref.isdigit()) or len(ref) > 18:
+        if not (ref.isascii() and ref.isdigit()):
             raise UserError(f"'{ref}' is not a run id: give a number or 'last'")
-        return self.run(int(ref))["id"]
+        digits = ref.lstrip("0") or "0"  # counted before int(): 5,000 digits are a ValueError
+        if len(digits) > len(str(MAX_RUN_ID)) or int(digits) > MAX_RUN_ID:
+            shown = ref if len(ref) <= 40 else f"{ref[:20]}... ({len(ref)} digits)"
+            raise UserError(
+                f"run {shown} is out of range: run ids are 1 to {MAX_RUN_ID} (SQLite's "
+                "largest integer); 'perfatlas show' lists the runs"
+            )
+        return self.run(int(digits))["id"]
 
     # -- results -----------------------------------------------------------------------------
     @_writes
