@@ -250,3 +250,24 @@ def test_a_run_id_beyond_the_stored_ones_is_no_such_run_or_out_of_range(
     sentence = _sentence(cli(*[ref if w == "ID" else w for w in words], db_path=db))
     assert sentence.startswith(f"perfatlas: {says.format(db=db)}"), sentence
     assert database_dump(db) == before
+
+
+# -- 7. output files: a write that fails names the file ----------------------------------------
+OUTPUTS = {
+    "junit": (["check", "2", "--against", "1", "--junit"], "the JUnit XML (--junit)"),
+    "export": (["export", "1", "-o"], "the export"),
+    "report": (["report", "1", "-o"], "the report"),
+    "compare": (["compare", "1", "2", "--report"], "the report"),
+    "measure": (["measure", "example.sum", "samples=3", "--json"], "the result documents (--json)"),
+}
+
+
+@pytest.mark.parametrize("output", ["junit", "export", "report", "compare"])
+def test_a_write_that_fails_names_the_file(cli, tmp_path, output):
+    db = tmp_path / "p.db"
+    _stored_runs(db, runs=2)
+    before = database_dump(db)
+    words, what = OUTPUTS[output]
+    sentence = _sentence(cli(*words, "/dev/full", db_path=db))
+    assert sentence == f"perfatlas: cannot write {what} to /dev/full: No space left on device"
+    assert database_dump(db) == before

@@ -15,6 +15,7 @@ from typing import NoReturn
 
 from perfatlas import __version__
 from perfatlas.errors import UserError, one_line
+from perfatlas.text_file import write_text_file
 
 DEFAULT_DB = "perfatlas.db"
 MAX_REPEAT = 1000  # launches of one measurement (--repeat)
@@ -164,7 +165,11 @@ def cmd_measure(args: argparse.Namespace) -> int:
     print_nodes(store, runner.run_id)
     _print_findings(store, runner.run_id)
     if args.json:
-        Path(args.json).write_text(json.dumps(docs[0] if len(docs) == 1 else docs, indent=1))
+        write_text_file(
+            args.json,
+            json.dumps(docs[0] if len(docs) == 1 else docs, indent=1),
+            "the result documents (--json)",
+        )
     return 0
 
 
@@ -454,7 +459,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     else:
         text = export(store, run_id, args.format)
     if args.output:
-        Path(args.output).write_text(text)
+        write_text_file(args.output, text, "the export")
     else:
         sys.stdout.write(text)
     return 0
@@ -582,7 +587,7 @@ def cmd_scenario(args: argparse.Namespace) -> int:
         views.print_matrix(store, run_id)
     _print_findings_count(store, run_id)
     if args.json:
-        Path(args.json).write_text(json.dumps(saved, indent=1))
+        write_text_file(args.json, json.dumps(saved, indent=1), "the scenario document (--json)")
     with console.status("writing the HTML report"):
         path = write_report(store, run_id, out / f"run-{run_id}.html")
     print(f"run {run_id} stored in {store.path}; report: {path.resolve()}")

@@ -1,7 +1,9 @@
 """The one reader of text files a user names (suites, scenarios, hostfiles): a regular file of at
 most MAX_TEXT_BYTES, decoded as UTF-8; anything else is one sentence before a byte is read
 (a FIFO would block the open and the read, /dev/zero would never end). TOML documents nested
-deeper than tomllib's recursion reaches are one sentence too."""
+deeper than tomllib's recursion reaches are one sentence too. And the one writer of the files a
+user names for perfatlas's output (--json, -o, --junit, --report): a failure is one sentence
+naming the file."""
 
 from __future__ import annotations
 
@@ -67,3 +69,12 @@ def parse_toml(text: str, what: str) -> dict[str, Any]:
         raise UserError(
             f"{what} nests arrays or tables too deeply to read (a few hundred levels at most)"
         ) from None
+
+
+def write_text_file(path: str | Path, text: str, what: str) -> None:
+    """Write `text` to `path`, a file the user named for `what` ('the JUnit XML (--junit)');
+    a failure (a full disk, /dev/full, a file that cannot be made) is one sentence naming it."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise UserError(f"cannot write {what} to {path}: {error.strerror or error}") from None
