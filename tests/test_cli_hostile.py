@@ -252,7 +252,7 @@ def test_a_run_id_beyond_the_stored_ones_is_no_such_run_or_out_of_range(
     assert database_dump(db) == before
 
 
-# -- 7. output files: a write that fails names the file ----------------------------------------
+# -- 7. and 8. output files: a write that fails names the file; an empty name is refused ---------
 OUTPUTS = {
     "junit": (["check", "2", "--against", "1", "--junit"], "the JUnit XML (--junit)"),
     "export": (["export", "1", "-o"], "the export"),
@@ -271,3 +271,16 @@ def test_a_write_that_fails_names_the_file(cli, tmp_path, output):
     sentence = _sentence(cli(*words, "/dev/full", db_path=db))
     assert sentence == f"perfatlas: cannot write {what} to /dev/full: No space left on device"
     assert database_dump(db) == before
+
+
+@pytest.mark.parametrize("output", sorted(OUTPUTS))
+def test_an_empty_output_file_name_is_refused_not_ignored(cli, tmp_path, monkeypatch, output):
+    db = tmp_path / "p.db"
+    _stored_runs(db, runs=2)
+    before = database_dump(db)
+    monkeypatch.chdir(tmp_path)  # where a default file name would land
+    words, what = OUTPUTS[output]
+    sentence = _sentence(cli(*words, "", db_path=db))
+    assert sentence == f"perfatlas: cannot write {what} to '': the file name is empty; give one"
+    assert database_dump(db) == before
+    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("p.db")] == []

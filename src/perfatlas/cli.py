@@ -32,9 +32,12 @@ def _store(args: argparse.Namespace, read_only: bool = False):
 def _output_file(path: str | None, what: str) -> None:
     """A file perfatlas will write (--json, -o, --report), checked before anything runs: its
     folder exists (a missing one is refused, not made: a typo should not grow a tree), and it
-    is not a folder or a FIFO (whose writer waits for a reader)."""
-    if not path:
+    is not a folder or a FIFO (whose writer waits for a reader). An empty name is refused, not
+    taken as 'no file'."""
+    if path is None:
         return
+    if not path:
+        raise UserError(f"cannot write {what} to '': the file name is empty; give one")
     target = Path(path)
     if not target.parent.is_dir():
         raise UserError(
