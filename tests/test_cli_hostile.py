@@ -284,3 +284,26 @@ def test_an_empty_output_file_name_is_refused_not_ignored(cli, tmp_path, monkeyp
     assert sentence == f"perfatlas: cannot write {what} to '': the file name is empty; give one"
     assert database_dump(db) == before
     assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("p.db")] == []
+
+
+# -- 9. unknown top-level keys of a suite ---------------------------------------------------------
+@pytest.mark.parametrize(
+    "top, key",
+    [
+        ("bogus = 1\n", "'bogus'"),
+        ('samples = "3"\n', "'samples'"),  # meant for the step
+        ('[[steps]]\nbenchmark = "example.sum"\n', "'steps'"),  # misspelt
+        ('"a\\nb" = 1\n', "'a\\nb'"),
+    ],
+    ids=["bogus", "step-key", "steps", "newline"],
+)
+def test_an_unknown_top_level_key_of_a_suite_is_refused(cli, tmp_path, top, key):
+    suite = tmp_path / "s.toml"
+    suite.write_text(f'description = "x"\n{top}\n[[step]]\nbenchmark = "example.sum"\n')
+    db = tmp_path / "p.db"
+    for words in (["run", str(suite), "--plan"], ["run", str(suite)]):
+        sentence = _sentence(cli(*words, db_path=db))
+        assert sentence == (
+            f"perfatlas: suite {suite} has no key {key}; it takes description and [[step]] tables"
+        )
+    assert not db.exists()
