@@ -5,12 +5,17 @@ stderr ("perfatlas: ..."), exit status 2, and leaves what is stored as it was
 from __future__ import annotations
 
 import hashlib
+import os
+import re
+import resource
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
 from bad_input import database_dump
 
+from perfatlas.native import executable
 from perfatlas.store import Store
 
 
@@ -307,3 +312,42 @@ def test_an_unknown_top_level_key_of_a_suite_is_refused(cli, tmp_path, top, key)
             f"perfatlas: suite {suite} has no key {key}; it takes description and [[step]] tables"
         )
     assert not db.exists()
+
+
+# -- 10. an OpenMP team that the limits do not allow ------------------------------------------------
+def _address_space_limit(limit: int):
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
+
+    return apply
+
+
+@pytest.mark.parametrize(
+    "program, words",
+    [
+        ("pa-hydro", ["threads=4096"]),
+        ("pa-spmv", ["threads=4096", "problem=laplace2d", "n=100"]),
+        ("pa-spsolve", ["threads=4096", "problem=laplace2d", "n=100"]),
+        ("pa-parbench", ["threads=4096", "bind=none", "bytes=1GiB"]),
+    ],
+)
+def test_threads_beyond_the_address_space_are_one_sentence_and_status_2(tmp_path, program, words):
+    """4096 threads of 64 MiB of stack each (OMP_STACKSIZE) under a 4 GB address-space limit
+    (prlimit --as): libgomp's 'Thread creation failed' and status 1 before."""
+    done = subprocess.run(
+        [str(executable(program)), *words, f"json={tmp_path / 'out.json'}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "OMP_STACKSIZE": "64M"},
+        preexec_fn=_address_space_limit(4 * 10**9),
+    )
+    assert done.returncode == 2, (done.returncode, done.stderr[-800:])
+    (line,) = done.stderr.strip().splitlines()
+    assert re.fullmatch(
+        f"{program}: cannot start 4096 OpenMP threads: thread [0-9]+ could not be created "
+        r"\(Resource temporarily unavailable\), each with 67 MB of stack; ask for fewer threads, "
+        r"a smaller OMP_STACKSIZE, or a higher limit \(ulimit -v, ulimit -u\)",
+        line,
+    ), line
+    assert not (tmp_path / "out.json").exists() or not (tmp_path / "out.json").read_text()
