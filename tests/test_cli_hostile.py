@@ -5,11 +5,13 @@ stderr ("perfatlas: ..."), exit status 2, and leaves what is stored as it was
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import resource
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -351,3 +353,101 @@ def test_threads_beyond_the_address_space_are_one_sentence_and_status_2(tmp_path
         line,
     ), line
     assert not (tmp_path / "out.json").exists() or not (tmp_path / "out.json").read_text()
+
+
+# -- 11. FIFOs named by the user or the environment ---------------------------------------------
+def _readers_of(fifo: Path) -> list[int]:
+    """Processes whose environment names the FIFO (a pa-topology blocked on HWLOC_XMLFILE)."""
+    found = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if str(fifo).encode() in environ.read_bytes():
+                found.append(int(environ.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+def _release(fifo: Path) -> None:
+    """Open the FIFO for writing and close it: a reader blocked on it (the old code) sees EOF."""
+    try:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:  # no reader: nothing waits
+        pass
+
+
+@pytest.mark.parametrize(
+    "variable, words, says",
+    [
+        (
+            "HWLOC_XMLFILE",
+            ["perfatlas", "topo"],
+            "perfatlas: pa-topology: HWLOC_XMLFILE {fifo} is not a regular file (a FIFO); give an "
+            "hwloc XML file (lstopo topology.xml)",
+        ),
+        (
+            "HWLOC_XMLFILE",
+            ["perfatlas", "run", "--plan"],
+            "perfatlas: pa-topology: HWLOC_XMLFILE {fifo} is not a regular file (a FIFO); give an "
+            "hwloc XML file (lstopo topology.xml)",
+        ),
+        (
+            None,
+            ["pa-parbench", "mode=program", "file={fifo}"],
+            "pa-parbench: the program file {fifo} is not a regular file (a FIFO); give a program "
+            "written by perfatlas",
+        ),
+        (
+            None,
+            ["pa-hwloc-export", "values={fifo}", "xml={out}"],
+            "pa-hwloc-export: the values file {fifo} is not a regular file (a FIFO); give the "
+            "values file perfatlas writes",
+        ),
+    ],
+    ids=["topo", "run-plan", "parbench-program", "hwloc-export-values"],
+)
+def test_a_fifo_is_refused_not_waited_on(tmp_path, variable, words, says):
+    fifo = tmp_path / "named.fifo"
+    os.mkfifo(fifo)
+    db = tmp_path / "p.db"
+    _stored_runs(db)
+    before = _digest(db)
+    fill = {"fifo": str(fifo), "out": str(tmp_path / "out.xml")}
+    argv = [w.format(**fill) for w in words]
+    if argv[0] == "perfatlas":
+        argv = [sys.executable, "-m", "perfatlas", "--db", str(db), *argv[1:]]
+    else:
+        argv[0] = str(executable(argv[0]))
+    env = {**os.environ, **({variable: str(fifo)} if variable else {})}
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+    finally:
+        _release(fifo)
+    assert done.returncode == 2, (done.returncode, done.stderr[-800:])
+    assert done.stderr.strip().splitlines() == [says.format(**fill)]
+    assert _digest(db) == before and not (tmp_path / "out.xml").exists()
+    assert _readers_of(fifo) == []
+
+
+def test_a_fifo_named_as_the_cpu_description_is_said_not_waited_on(tmp_path):
+    """PERFATLAS_CPUINFO (another machine's /proc/cpuinfo, to check the counters' table): the
+    counters are not available, and why; the measurement itself is made."""
+    fifo = tmp_path / "cpuinfo.fifo"
+    os.mkfifo(fifo)
+    argv = [str(executable("pa-mem-latency")), "bytes=16KiB", "samples=3"]
+    try:
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PERFATLAS_CPUINFO": str(fifo)},
+        )
+    finally:
+        _release(fifo)
+    assert done.returncode == 0, done.stderr[-800:]
+    assert json.loads(done.stdout)["execution"]["numa_accesses"] == {
+        "available": False,
+        "reason": f"the CPU description {fifo} is not a regular file (a FIFO); give a copy of a "
+        "/proc/cpuinfo",
+    }
