@@ -392,6 +392,12 @@ def _release(fifo: Path) -> None:
             "hwloc XML file (lstopo topology.xml)",
         ),
         (
+            "PERFATLAS_HOSTFILE",
+            ["perfatlas", "measure", "example.sum", "samples=3"],
+            "perfatlas: hostfile {fifo} is not a regular file (a FIFO): give a text file of host "
+            "names",
+        ),
+        (
             None,
             ["pa-parbench", "mode=program", "file={fifo}"],
             "pa-parbench: the program file {fifo} is not a regular file (a FIFO); give a program "
@@ -404,7 +410,7 @@ def _release(fifo: Path) -> None:
             "values file perfatlas writes",
         ),
     ],
-    ids=["topo", "run-plan", "parbench-program", "hwloc-export-values"],
+    ids=["topo", "run-plan", "hostfile", "parbench-program", "hwloc-export-values"],
 )
 def test_a_fifo_is_refused_not_waited_on(tmp_path, variable, words, says):
     fifo = tmp_path / "named.fifo"
@@ -451,3 +457,15 @@ def test_a_fifo_named_as_the_cpu_description_is_said_not_waited_on(tmp_path):
         "reason": f"the CPU description {fifo} is not a regular file (a FIFO); give a copy of a "
         "/proc/cpuinfo",
     }
+
+
+def test_a_fifo_as_slurm_conf_is_refused_before_a_slurm_command_reads_it(tmp_path, monkeypatch):
+    from perfatlas.cluster import slurm
+
+    fifo = tmp_path / "slurm.fifo"
+    os.mkfifo(fifo)
+    monkeypatch.setenv("SLURM_CONF", str(fifo))
+    assert slurm._config_problem() == (
+        f"SLURM_CONF names {fifo}, which is not a regular file (a FIFO)",
+        0.0,
+    )
