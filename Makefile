@@ -254,7 +254,7 @@ FUZZ_CC      ?= clang
 FUZZ_INCLUDE := -Inative/common -Inative/apps/spsolve
 FUZZ_READER  := native/fuzz/matrix_market_fuzz.c native/apps/spsolve/matrix_market.c \
                 native/apps/spsolve/sparse.c native/common/alloc.c native/common/args.c \
-                native/common/json.c
+                native/common/files.c native/common/json.c
 FUZZ_ARGS    := native/fuzz/args_fuzz.c native/common/alloc.c native/common/args.c \
                 native/common/json.c
 FUZZ_SANITIZE := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \

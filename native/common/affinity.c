@@ -9,16 +9,20 @@
 #include <string.h>
 
 #include "args.h"
+#include "files.h"
 
 static hwloc_topology_t topology;
 static pthread_once_t topology_once = PTHREAD_ONCE_INIT;
 
 /* HWLOC_XMLFILE names a topology to use instead of this machine's (hwloc's own variable). hwloc
  * quietly falls back to the real machine when that file cannot be loaded; here it is an error,
- * so that a plan is never computed for another machine than the one asked for. */
+ * so that a plan is never computed for another machine than the one asked for. hwloc opens it
+ * itself and would wait forever on a FIFO without a writer: only a regular file is handed on. */
 static void topology_load_once(void)
 {
     const char *xml = getenv("HWLOC_XMLFILE");
+    if (xml && *xml)
+        pa_require_regular(xml, "HWLOC_XMLFILE", "give an hwloc XML file (lstopo topology.xml)");
     if (hwloc_topology_init(&topology))
         pa_fail(2, "hwloc cannot read this machine's topology: %s", strerror(errno));
     /* memory-side caches (hwloc MemCache) are dropped by default; pa-topology reports them */

@@ -15,6 +15,7 @@
 #endif
 
 #include "cpu_arm.h"
+#include "files.h"
 
 /* -- the events, by CPU ------------------------------------------------------------------------ */
 
@@ -162,13 +163,16 @@ static int is_key(const char *line, size_t length, const char *key)
 }
 
 /* vendor_id, cpu family and model of the first processor listed (x86); or, for an Arm CPU, its
- * "CPU implementer" and "CPU part" (MIDR_EL1's fields), with family and model -1. */
+ * "CPU implementer" and "CPU part" (MIDR_EL1's fields), with family and model -1; -1 where they
+ * cannot be read. Only a regular file is read (/proc's is one): a FIFO named by
+ * PERFATLAS_CPUINFO would block; that is -2, with the sentence in `why`. */
 static int identify_cpu(char *vendor, size_t size, int *family, int *model, int *implementer,
-                        int *part)
+                        int *part, char *why, size_t why_size)
 {
-    FILE *file = fopen(cpuinfo_path(), "r");
+    FILE *file = pa_open_regular(cpuinfo_path(), "the CPU description",
+                                 "give a copy of a /proc/cpuinfo", why, why_size);
     if (!file)
-        return -1;
+        return strncmp(why, "cannot read", strlen("cannot read")) == 0 ? -1 : -2;
     *vendor = '\0';
     *family = *model = *implementer = *part = -1;
     char line[512];
@@ -221,7 +225,14 @@ static const cpu_events *find_cpu(void)
 {
     char vendor[64];
     int family, model, implementer, part;
-    if (identify_cpu(vendor, sizeof vendor, &family, &model, &implementer, &part) != 0) {
+    char why[sizeof state.reason] = "";
+    int identified =
+        identify_cpu(vendor, sizeof vendor, &family, &model, &implementer, &part, why, sizeof why);
+    if (identified == -2) {
+        snprintf(state.reason, sizeof state.reason, "%s", why);
+        return NULL;
+    }
+    if (identified != 0) {
         snprintf(state.reason, sizeof state.reason, "cannot read the CPU's " CPU_FIELDS " from %s",
                  cpuinfo_path());
         return NULL;

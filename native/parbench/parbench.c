@@ -20,6 +20,7 @@
 #include "program.h"
 #include "result.h"
 #include "sampler.h"
+#include "threads.h"
 #include "timer.h"
 #include "variant.h"
 
@@ -256,6 +257,8 @@ int main(int argc, char **argv)
                           .bytes = pa_arg_size(&args, "bytes"),
                           .stride = (size_t)pa_arg_int(&args, "stride"),
                           .threads = (int)pa_arg_int(&args, "threads")};
-    measure_variant(&args, &variant, team_cpus(&args, variant.threads));
+    const int *cpus = team_cpus(&args, variant.threads);
+    pa_openmp_start(variant.threads); /* bind=none: threads= is bounded by no cpus= list */
+    measure_variant(&args, &variant, cpus);
     return 0;
 }

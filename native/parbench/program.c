@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "affinity.h"
+#include "files.h"
 #include "result.h"
 #include "timer.h"
 #include "variant.h"
@@ -92,10 +93,13 @@ static void parse_line(invocation *inv, char *text, const char *file, int line, 
 
 static program read_program(const char *file, int ncpus)
 {
-    FILE *in = fopen(file, "r");
+    if (!file[0])
+        pa_fail(2, "cannot read the program file (give file=PROG): %s", strerror(ENOENT));
+    char why[1024];
+    FILE *in = pa_open_regular(file, "the program file", "give a program written by perfatlas", why,
+                               sizeof why);
     if (!in)
-        pa_fail(2, "cannot read the program file %s: %s", file[0] ? file : "(give file=PROG)",
-                strerror(errno));
+        pa_fail(2, "%s", why);
     program p = {0};
     char text[4096];
     for (int line = 1; fgets(text, sizeof text, in); line++) {

@@ -20,6 +20,7 @@
 
 #include "affinity.h"
 #include "args.h"
+#include "files.h"
 #include "json.h"
 
 static const pa_param params[] = {
@@ -92,9 +93,11 @@ static int split(char *text, char **field, int max)
 static counts apply_values(hwloc_topology_t topo, const char *file)
 {
     counts done = {0, 0};
-    FILE *in = fopen(file, "r");
+    char why[1024];
+    FILE *in = pa_open_regular(file, "the values file", "give the values file perfatlas writes",
+                               why, sizeof why);
     if (!in)
-        pa_fail(2, "cannot read values=%s: %s", file, strerror(errno));
+        pa_fail(2, "%s", why);
     char text[4096];
     for (int line = 1; fgets(text, sizeof text, in); line++) {
         if (!strchr(text, '\n') && !feof(in))

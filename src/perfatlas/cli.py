@@ -11,9 +11,11 @@ import sqlite3
 import stat
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from perfatlas import __version__
-from perfatlas.errors import UserError
+from perfatlas.errors import UserError, one_line
+from perfatlas.text_file import write_text_file
 
 DEFAULT_DB = "perfatlas.db"
 MAX_REPEAT = 1000  # launches of one measurement (--repeat)
@@ -30,9 +32,12 @@ def _store(args: argparse.Namespace, read_only: bool = False):
 def _output_file(path: str | None, what: str) -> None:
     """A file perfatlas will write (--json, -o, --report), checked before anything runs: its
     folder exists (a missing one is refused, not made: a typo should not grow a tree), and it
-    is not a folder or a FIFO (whose writer waits for a reader)."""
-    if not path:
+    is not a folder or a FIFO (whose writer waits for a reader). An empty name is refused, not
+    taken as 'no file'."""
+    if path is None:
         return
+    if not path:
+        raise UserError(f"cannot write {what} to '': the file name is empty; give one")
     target = Path(path)
     if not target.parent.is_dir():
         raise UserError(
@@ -163,7 +168,11 @@ def cmd_measure(args: argparse.Namespace) -> int:
     print_nodes(store, runner.run_id)
     _print_findings(store, runner.run_id)
     if args.json:
-        Path(args.json).write_text(json.dumps(docs[0] if len(docs) == 1 else docs, indent=1))
+        write_text_file(
+            args.json,
+            json.dumps(docs[0] if len(docs) == 1 else docs, indent=1),
+            "the result documents (--json)",
+        )
     return 0
 
 
@@ -408,10 +417,18 @@ def cmd_baseline(args: argparse.Namespace) -> int:
             raise UserError("'baseline list' takes no name or run")
         store = _store(args, read_only=True)
         table = titled_table("baselines", "name", "run", "host", "started", "status")
+        missing = []  # a baseline whose run is gone is listed as such, and said
         for name, run_id in store.baselines().items():
-            run = store.run(run_id)
+            try:
+                run = store.baseline_run(name)
+            except UserError as error:
+                missing.append(str(error))
+                table.add_row(name, str(run_id), "-", "-", "missing")
+                continue
             table.add_row(name, str(run_id), run["host"], run["started"], run["status"])
         console.print(table)
+        for sentence in missing:
+            print(f"perfatlas: warning: {sentence}", file=sys.stderr)
         return 0
     if not args.name or (args.action == "set") != bool(args.run):
         usage = "'baseline set NAME RUN'" if args.action == "set" else "'baseline rm NAME'"
@@ -445,7 +462,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     else:
         text = export(store, run_id, args.format)
     if args.output:
-        Path(args.output).write_text(text)
+        write_text_file(args.output, text, "the export")
     else:
         sys.stdout.write(text)
     return 0
@@ -573,7 +590,7 @@ def cmd_scenario(args: argparse.Namespace) -> int:
         views.print_matrix(store, run_id)
     _print_findings_count(store, run_id)
     if args.json:
-        Path(args.json).write_text(json.dumps(saved, indent=1))
+        write_text_file(args.json, json.dumps(saved, indent=1), "the scenario document (--json)")
     with console.status("writing the HTML report"):
         path = write_report(store, run_id, out / f"run-{run_id}.html")
     print(f"run {run_id} stored in {store.path}; report: {path.resolve()}")
@@ -691,8 +708,18 @@ def _remeasure_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's own refusals (a missing argument, a value of the wrong type) in one sentence
+    and exit status 2, as every other refusal: its usage block is what --help is for."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("perfatlas").strip()
+        where = f"{command}: " if command else ""
+        self.exit(2, f"perfatlas: {where}{one_line(message)} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="perfatlas",
         description="Characterize parallel machines and profile parallel programs.",
     )
@@ -887,23 +914,49 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _join_option_values(argv: list[str]) -> list[str]:
-    """`--mpirun-args "--bind-to none"`: argparse would take the value for an option of its own;
-    write it as `--mpirun-args=...` so that it is passed through untouched."""
-    joined, words = [], iter(argv)
-    for word in words:
-        if word == "--":  # a profiled command follows: its words are its own
-            return [*joined, word, *words]
-        if word in ("--mpirun-args", "--sbatch-args"):
-            value = next(words, None)
-            joined.append(word if value is None else f"{word}={value}")
-        else:
+_PASSED_THROUGH = ("--mpirun-args", "--sbatch-args")  # their values are other programs' options
+
+
+def _join_option_values(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """An option's value that begins with '-' (`--tolerance -5%`, `--mpirun-args "--bind-to
+    none"`): argparse reads such a word as an option and prints its usage instead of the one
+    sentence the option's own check gives. Written `--tolerance=-5%`, it reaches that check (or
+    is passed through untouched). A word that is an option of the command stays an option (but
+    for the two above), and the words of a profiled command (after `--`, or from its first
+    word on) are its own."""
+    (commands,) = [a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    context, joined, i = parser, [], 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            return [*joined, *argv[i:]]
+        if context is parser and word in commands:
+            context = commands[word]
+        elif not word.startswith("-") and any(
+            a.nargs == argparse.REMAINDER for a in context._actions
+        ):
+            return [*joined, *argv[i:]]
+        action = context._option_string_actions.get(word)
+        if action is None or action.nargs is not None or i + 1 == len(argv):
             joined.append(word)
+            i += 1
+            continue
+        value = argv[i + 1]
+        if not value.startswith("-"):
+            joined += [word, value]
+            i += 2
+        elif word in _PASSED_THROUGH or value not in context._option_string_actions:
+            joined.append(f"{word}={value}")
+            i += 2
+        else:  # the next word is an option: argparse says the value is missing
+            joined.append(word)
+            i += 1
     return joined
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(_join_option_values(sys.argv[1:] if argv is None else argv))
+    parser = build_parser()
+    args = parser.parse_args(_join_option_values(sys.argv[1:] if argv is None else argv, parser))
     if not 1 <= getattr(args, "repeat", 1) <= MAX_REPEAT:
         print(f"perfatlas: --repeat must be from 1 to {MAX_REPEAT}", file=sys.stderr)
         return 2

@@ -9,8 +9,13 @@ _ESCAPES = {
 _ESCAPES.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): " "})
 
 
+def one_line(text: object) -> str:
+    """`text` with the characters that would break it over lines shown escaped."""
+    return str(text).translate(_ESCAPES)
+
+
 class UserError(Exception):
     """Bad input or an unmet requirement: printed as one sentence, exit status 2."""
 
     def __init__(self, message: object = "", *args: object):
-        super().__init__(str(message).translate(_ESCAPES), *args)
+        super().__init__(one_line(message), *args)

@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 from perfatlas.errors import UserError
 from perfatlas.isa import rebuild_hint
 from perfatlas.signal_names import signal_name
+from perfatlas.text_file import regular_file_problem
 
 MPI_MISSING = "MPI is missing: install openmpi-bin libopenmpi-dev (or mpich)"
 # Arguments with which a user names hosts: then np and slots are the user's business.
@@ -84,8 +85,9 @@ class LaunchOptions:
             words = tuple(shlex.split(mpirun_args or ""))
         except ValueError as error:
             raise UserError(f"--mpirun-args '{mpirun_args}' cannot be split: {error}") from None
-        if hostfile and not Path(hostfile).is_file():
-            raise UserError(f"hostfile {hostfile} does not exist")
+        problem = regular_file_problem(hostfile) if hostfile else None
+        if problem:  # mpirun would wait forever on a FIFO
+            raise UserError(f"hostfile {hostfile} {problem}: give a text file of host names")
         return cls(words, hostfile or None)
 
 

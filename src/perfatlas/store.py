@@ -28,11 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from perfatlas.anomaly import is_remeasurement
-from perfatlas.errors import UserError
+from perfatlas.errors import UserError, one_line
 from perfatlas.stats import summarize
 from perfatlas.warning import WarningRecord, records_from_json, records_to_json
 
 SCHEMA_VERSION = 7
+MAX_RUN_ID = 2**63 - 1  # SQLite's largest INTEGER PRIMARY KEY
+_OWN_TABLES = ("schema_version", "runs")  # what makes a file a perfatlas database
 _RESULT_COLUMNS = (
     "id, run_id, benchmark, params, metric, unit, samples, n, median, ci_lo, ci_hi, min, max,"
     " not_measurable, warnings, document"
@@ -298,6 +300,12 @@ def _writes(method: Callable) -> Callable:
     return wrapper
 
 
+def _folded(text: str) -> str:
+    """SQLite's check text on one line: its lines ("*** in database main ***", then one per
+    problem) joined by '; '."""
+    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
 def _why(error: sqlite3.DatabaseError) -> str:
     text = str(error)
     if "full" in text:
@@ -318,7 +326,7 @@ class Store:
             self.db = self._connect()
             self.damaged = self._damage()
             if self.damaged and not read_only:
-                raise UserError(
+                self._refuse(
                     f"database {self.path} is damaged ({self.damaged}): perfatlas writes nothing "
                     "to it; show, report and export still read what is readable, and a new "
                     "database (--db) takes new runs"
@@ -326,6 +334,7 @@ class Store:
             if read_only:
                 self._check_version()
             else:
+                self._check_not_foreign()
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA foreign_keys=ON")
                 self._migrate()
@@ -381,13 +390,44 @@ class Store:
         except sqlite3.DatabaseError as error:
             if "malformed" not in str(error) and "corrupt" not in str(error):
                 raise
-            return f"quick_check: {error}"
+            return f"quick_check: {_folded(str(error))}"
         first = rows[0][0] if rows else "ok"
-        return None if first == "ok" else f"quick_check: {first}"
+        return None if first == "ok" else f"quick_check: {_folded(first)}"
+
+    def _refuse(self, sentence: str) -> None:
+        """Refuse the file: the connection closed, nothing written."""
+        self.db.close()
+        raise UserError(sentence)
+
+    def _foreign_tables(self) -> list[str]:
+        """The tables of another application's database: none where the file is new (no
+        table) or a perfatlas database (its schema_version and runs tables)."""
+        tables = [
+            name
+            for (name,) in self.db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+                " ORDER BY name"
+            )
+        ]
+        return [] if set(_OWN_TABLES) <= set(tables) else tables
+
+    def _check_not_foreign(self) -> None:
+        """Writing: perfatlas's tables are never added to another application's database
+        (checked before the first PRAGMA that writes, so the file stays byte for byte)."""
+        tables = self._foreign_tables()
+        if tables:
+            shown = ", ".join(tables[:3]) + (f" and {len(tables) - 3} more" if tables[3:] else "")
+            self._refuse(
+                f"database {self.path} is not a perfatlas database (it holds the tables "
+                f"{shown}): perfatlas writes nothing to it; give a new file or a perfatlas "
+                "database with --db"
+            )
 
     def _check_version(self) -> None:
         """Reading: a perfatlas database of this schema version, else one sentence; an older
         one is upgraded first where it may be written."""
+        if self._foreign_tables():
+            raise UserError(f"{self.path} is not a perfatlas database")
         try:
             version = self.db.execute("SELECT version FROM schema_version").fetchone()[0]
         except (sqlite3.DatabaseError, TypeError):
@@ -412,7 +452,7 @@ class Store:
         """A warning about the database, once, on stderr (the tables go to stdout)."""
         if warning not in self._said:
             self._said.add(warning)
-            print(f"perfatlas: warning: {warning}", file=sys.stderr)
+            print(f"perfatlas: warning: {one_line(warning)}", file=sys.stderr)
 
     def _select(self, table: str, columns: str, key: str | None = None, value: Any = None):
         """Rows of `table` (columns, the first `id`), by id; where a damaged page stops the
@@ -582,9 +622,16 @@ class Store:
             if row[0] is None:
                 raise UserError(f"{self.path} holds no runs yet; start one with 'perfatlas run'")
             return int(row[0])
-        if not (ref.isascii() and ref.isdigit()) or len(ref) > 18:
+        if not (ref.isascii() and ref.isdigit()):
             raise UserError(f"'{ref}' is not a run id: give a number or 'last'")
-        return self.run(int(ref))["id"]
+        digits = ref.lstrip("0") or "0"  # counted before int(): 5,000 digits are a ValueError
+        if len(digits) > len(str(MAX_RUN_ID)) or int(digits) > MAX_RUN_ID:
+            shown = ref if len(ref) <= 40 else f"{ref[:20]}... ({len(ref)} digits)"
+            raise UserError(
+                f"run {shown} is out of range: run ids are 1 to {MAX_RUN_ID} (SQLite's "
+                "largest integer); 'perfatlas show' lists the runs"
+            )
+        return self.run(int(digits))["id"]
 
     # -- results -----------------------------------------------------------------------------
     @_writes
@@ -640,6 +687,19 @@ class Store:
             )
             ids.append(int(cursor.lastrowid))
         return ids
+
+    def result_count(self, run_id: int) -> int:
+        """How many results (rows) run `run_id` holds."""
+        try:
+            return int(
+                self.db.execute(
+                    "SELECT COUNT(*) FROM results WHERE run_id = ?", (run_id,)
+                ).fetchone()[0]
+            )
+        except sqlite3.DatabaseError as error:
+            raise UserError(
+                f"database {self.path}: the results cannot be counted ({error})"
+            ) from None
 
     def results(self, run_id: int, benchmark: str | None = None) -> list[Result]:
         results = []
@@ -725,6 +785,18 @@ class Store:
             known = ", ".join(found) or "none yet ('perfatlas baseline set NAME RUN')"
             raise UserError(f"no baseline named {name!r} in {self.path}; baselines: {known}")
         return found[name]
+
+    def baseline_run(self, name: str) -> dict[str, Any]:
+        """The run record of baseline `name`; one sentence where that run is gone (deleted
+        from the file by hand: nothing in perfatlas deletes a run)."""
+        run_id = self.baseline(name)
+        if not self._select("runs", "id", "id", run_id):
+            raise UserError(
+                f"baseline {name} names run {run_id}, which is not in {self.path}: "
+                f"'perfatlas baseline set {name} RUN' names another run, "
+                f"'perfatlas baseline rm {name}' forgets it"
+            )
+        return self.run(run_id)
 
     # -- profiles (perfatlas profile) ---------------------------------------------------------
     @_writes

@@ -38,6 +38,7 @@ from perfatlas.units import MAX_SERIES_POINTS, geometric_sizes, parse_size
 MAX_MEASUREMENTS = 10_000  # measurements one step may expand to
 MAX_LAUNCHES = 1000  # a sweep step's launches of every point
 SWEEP_KEYS = ("from", "to", "per_doubling")
+SUITE_KEYS = ("description", "step")  # a suite's top level
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,12 @@ def load(name: str) -> dict:
 
 def check_suite(suite: dict, name: str) -> None:
     """Every field of a suite, each refusal one sentence naming the step and the key."""
+    unknown = [key for key in suite if key not in SUITE_KEYS]
+    if unknown:  # a misspelt [[steps]] or a key meant for a step
+        raise UserError(
+            f"suite {name} has no key {_shown(unknown[0])}; it takes description and [[step]] "
+            "tables"
+        )
     if not isinstance(suite.get("description", ""), str):
         raise UserError(f"suite {name}: description must be a string")
     steps = suite.get("step")

@@ -1,7 +1,9 @@
 """The one reader of text files a user names (suites, scenarios, hostfiles): a regular file of at
 most MAX_TEXT_BYTES, decoded as UTF-8; anything else is one sentence before a byte is read
 (a FIFO would block the open and the read, /dev/zero would never end). TOML documents nested
-deeper than tomllib's recursion reaches are one sentence too."""
+deeper than tomllib's recursion reaches are one sentence too. And the one writer of the files a
+user names for perfatlas's output (--json, -o, --junit, --report): a failure is one sentence
+naming the file."""
 
 from __future__ import annotations
 
@@ -24,6 +26,23 @@ _KINDS = (
 )
 
 
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a file")
+
+
+def regular_file_problem(path: str | Path) -> str | None:
+    """Why `path` is not a regular file to read ('does not exist', 'is not a regular file (a
+    FIFO)'), or None; for a file another program reads (mpirun's hostfile, SLURM_CONF): only
+    stat'ed, never opened, so a FIFO is not waited on."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as error:
+        return f"cannot be read ({error.strerror})"
+    return None if stat.S_ISREG(mode) else f"is not a regular file ({_kind(mode)})"
+
+
 def read_text_file(path: str | Path, what: str, limit: int = MAX_TEXT_BYTES) -> str:
     """The text of `path` (a `what`: 'suite', 'scenario', 'hostfile', 'profile document'), at
     most `limit` bytes, else UserError."""
@@ -34,8 +53,9 @@ def read_text_file(path: str | Path, what: str, limit: int = MAX_TEXT_BYTES) -> 
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a file")
-            raise UserError(f"{what} {path} is not a regular file ({kind}): give a text file")
+            raise UserError(
+                f"{what} {path} is not a regular file ({_kind(info.st_mode)}): give a text file"
+            )
         if info.st_size > limit:
             raise UserError(
                 f"{what} {path} is {info.st_size} bytes, more than the {limit // 2**20} "
@@ -67,3 +87,12 @@ def parse_toml(text: str, what: str) -> dict[str, Any]:
         raise UserError(
             f"{what} nests arrays or tables too deeply to read (a few hundred levels at most)"
         ) from None
+
+
+def write_text_file(path: str | Path, text: str, what: str) -> None:
+    """Write `text` to `path`, a file the user named for `what` ('the JUnit XML (--junit)');
+    a failure (a full disk, /dev/full, a file that cannot be made) is one sentence naming it."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise UserError(f"cannot write {what} to {path}: {error.strerror or error}") from None

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "threads.h"
 
 static const pa_param params[] = {
     {"cells_per_pe", PA_INT, "13500", "cells of each process's slab (weak scaling)", NULL, 1, 1e9},
@@ -191,7 +192,7 @@ int main(int argc, char **argv)
                   params, sizeof params / sizeof *params, argc, argv);
     pa_world world;
     pa_comm_start(&argc, &argv, &world);
-    omp_set_num_threads((int)pa_arg_int(&args, "threads"));
+    pa_openmp_start((int)pa_arg_int(&args, "threads")); /* before the slab is allocated */
     FILE *state = pa_comm_open_output(&world, pa_arg_text(&args, "state_file"), "the state file");
     pa_hydro hy;
     setup(&hy, &world, &args);

@@ -12,6 +12,7 @@
 #include "alloc.h"
 #include "outcome.h"
 #include "problems.h"
+#include "threads.h"
 #include "timer.h"
 
 static const pa_param params[] = {
@@ -239,6 +240,7 @@ int main(int argc, char **argv)
                                              remote_variants, NREMOTE, chosen + nkernels);
     pa_world world;
     pa_comm_start(&argc, &argv, &world);
+    pa_openmp_start((int)pa_arg_int(&args, "threads")); /* before the matrix is built */
     pa_timing timing;
     pa_timing_from_args(&timing, &args);
 

@@ -2,7 +2,6 @@
 #include "matrix_market.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -10,10 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "alloc.h"
+#include "files.h"
 
 /* Bytes pa_sparse_from_triplets takes: per row, five int arrays of n + 1 (the by-row and final
  * column pointers, next, count, last_row); per stored entry, the triplet (int, int, double) and
@@ -294,41 +292,11 @@ int pa_mm_read_stream(FILE *file, const char *name, const pa_mm_budget *budget, 
     return status;
 }
 
-/* Opened without blocking and checked to be a regular file before a byte is read: open(2) of a
- * FIFO with no writer blocks forever without O_NONBLOCK, and a device or a folder is no matrix. */
-static FILE *open_regular(const char *path, char *error, size_t size)
-{
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st)) {
-        snprintf(error, size, "cannot read the matrix file %s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return NULL;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(error, size,
-                 "the matrix file %s is not a regular file (%s); give a Matrix Market file", path,
-                 S_ISDIR(st.st_mode)    ? "a folder"
-                 : S_ISFIFO(st.st_mode) ? "a FIFO"
-                 : S_ISSOCK(st.st_mode) ? "a socket"
-                                        : "a device");
-        close(fd);
-        return NULL;
-    }
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    FILE *file = fdopen(fd, "r");
-    if (!file) {
-        snprintf(error, size, "cannot read the matrix file %s: %s", path, strerror(errno));
-        close(fd);
-    }
-    return file;
-}
-
 int pa_mm_read(const char *path, const pa_mm_budget *budget, pa_sparse *a, pa_mm_info *info,
                char *error, size_t size)
 {
-    FILE *file = open_regular(path, error, size);
+    /* a FIFO would block the open forever, a device or a folder is no matrix */
+    FILE *file = pa_open_regular(path, "the matrix file", "give a Matrix Market file", error, size);
     if (!file)
         return -1;
     int status = pa_mm_read_stream(file, path, budget, a, info, error, size);

@@ -22,6 +22,7 @@
 #include "problems.h"
 #include "result.h"
 #include "solvers.h"
+#include "threads.h"
 #include "timer.h"
 #ifdef PA_HAVE_MUMPS
 #include "comm.h"
@@ -428,7 +429,7 @@ static const solver_entry *find_solver(const char *name)
 
 static void set_threads(int threads)
 {
-    omp_set_num_threads(threads);
+    pa_openmp_start(threads);
     if (openblas_set_num_threads)
         openblas_set_num_threads(threads);
 }

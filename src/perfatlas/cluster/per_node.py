@@ -13,8 +13,11 @@ host of every document is read back on the node, never assumed from what was ask
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from perfatlas.text_file import read_text_file
 
 # sh -c WRAPPER FOLDER ARGV...: $0 is the folder, "$@" the command.
 WRAPPER = (
@@ -60,8 +63,8 @@ def hostfile_hosts(hostfile: str | None, mpirun_args: list[str]) -> list[str]:
         elif option in _HOST_OPTIONS:
             hosts = value or next(words, "")
             named += [h.split(":")[0] for h in hosts.split(",") if h]
-    if path and Path(path).is_file():
-        for line in Path(path).read_text().splitlines():
+    if path and os.path.lexists(path):  # a missing one is mpirun's to say; a FIFO is refused
+        for line in read_text_file(path, "hostfile").splitlines():
             words_of_line = line.split("#")[0].split()
             if words_of_line:
                 named.append(words_of_line[0].split(":")[0])

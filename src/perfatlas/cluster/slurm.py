@@ -16,6 +16,7 @@ from pathlib import Path
 from perfatlas.cluster.sbatch_values import check_words
 from perfatlas.errors import UserError
 from perfatlas.launchers import SlurmOptions
+from perfatlas.text_file import regular_file_problem
 
 NO_SLURM = "install the Slurm client tools, or use --launcher mpirun with a hostfile"
 TIMEOUT_S = 30.0
@@ -64,8 +65,9 @@ def _config_problem() -> tuple[str | None, float]:
     """Why the Slurm commands will find no configuration (or None), and how long to wait."""
     named = os.environ.get("SLURM_CONF")
     if named:
-        if not Path(named).is_file():
-            return f"SLURM_CONF names {named}, which does not exist", 0.0
+        problem = regular_file_problem(named)
+        if problem:  # the Slurm commands would wait forever on a FIFO
+            return f"SLURM_CONF names {named}, which {problem}", 0.0
         return None, TIMEOUT_S
     if any(Path(path).is_file() for path in CONFIG_FILES):
         return None, TIMEOUT_S

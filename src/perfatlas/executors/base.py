@@ -159,7 +159,7 @@ class OneLaunchAtATime(Executor):
                 if id(document) not in streamed:
                     arrived(document)
         except UserError as error:
-            raise _stopped(error, points, number, repeat, len(stored)) from error
+            raise _stopped(error, points, number, repeat, len(stored), into) from error
         if done is not None and points.count > counted:
             done(points.count - counted)
         return documents
@@ -178,9 +178,16 @@ def _pool(earlier: list[list[dict]], index: int, document: dict, name: str) -> d
 
 
 def _stopped(
-    error: UserError, points: SeriesPoints, number: int, repeat: int, stored: int
+    error: UserError,
+    points: SeriesPoints,
+    number: int,
+    repeat: int,
+    stored: int,
+    into: Destination,
 ) -> UserError:
-    """A launch that failed part-way: which point, and what of the measurement is stored."""
+    """A launch that failed part-way: which point, and what of the measurement is stored (what
+    the run holds is counted where none of the measurement is: a full disk may have refused
+    its first document)."""
     if points.count == 1 and not points.documents:
         return error
     name = points.benchmark.name
@@ -190,17 +197,35 @@ def _stopped(
         else f"after {points.documents} document(s)"
     )
     launch = f" in launch {number} of {repeat}" if repeat > 1 else ""
-    kept = (
-        f"its points are stored, each pooled over the launches that reached it (at least "
-        f"{number - 1})"
-        if number > 1
-        else f"the {stored} result{'' if stored == 1 else 's'} before it "
-        f"{'is' if stored == 1 else 'are'} stored"
-        if stored
-        else "what the run measured before it is stored"
-    )
+    if number > 1:
+        kept = (
+            f"its points are stored, each pooled over the launches that reached it (at least "
+            f"{number - 1})"
+        )
+    elif stored:
+        kept = (
+            f"the {stored} result{'' if stored == 1 else 's'} before it "
+            f"{'is' if stored == 1 else 'are'} stored"
+        )
+    else:
+        kept = _run_keeps(into)
     why = str(error).removesuffix(" (results stored before it are kept)")
+    why = why.removesuffix("; what was stored before is kept")
     return UserError(f"{name} stopped {where}{launch}: {why}; {kept}")
+
+
+def _run_keeps(into: Destination) -> str:
+    """What the open run holds when none of the measurement that stopped could be stored."""
+    try:
+        earlier = into.store.result_count(into.run_id)
+    except UserError:
+        return f"none of it is stored; what run {into.run_id} stored before it is kept"
+    if not earlier:
+        return f"none of it is stored, and run {into.run_id} holds no result"
+    return (
+        f"none of it is stored; run {into.run_id} keeps the {earlier} "
+        f"result{'' if earlier == 1 else 's'} measured before it"
+    )
 
 
 _EXECUTORS: dict[str, type[Executor]] = {}

@@ -23,6 +23,7 @@ from perfatlas.profile.partial import read_folder
 from perfatlas.profile.storage import store_profile
 from perfatlas.signal_names import signal_name
 from perfatlas.store import Store
+from perfatlas.text_file import write_text_file
 
 REPORT_FILE = "report.html"
 
@@ -188,7 +189,7 @@ def profile(
     if document["partial"]:
         print(f"partial profile: {document.get('partial_reason') or 'the program did not finish'}")
     if json_path:
-        Path(json_path).write_text(json.dumps(document, indent=1))
+        write_text_file(json_path, json.dumps(document, indent=1), "the profile document (--json)")
         print(f"profile document: {json_path}")
     print(f"report: {write_report(store, run_id, folder / REPORT_FILE)}")
     if status != 0 or stopped:

@@ -38,7 +38,7 @@ def resolve_against(store: Store, ref: str) -> tuple[int, str]:
     if ref == "last" or (ref.isascii() and ref.isdigit()):
         run_id = store.resolve_run(ref)
         return run_id, f"run {run_id}"
-    run_id = store.baseline(baseline_name(ref))
+    run_id = store.baseline_run(baseline_name(ref))["id"]
     return run_id, f"baseline {ref} (run {run_id})"
 
 

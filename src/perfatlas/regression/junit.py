@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from pathlib import Path
 
 from perfatlas.regression.table import ratio_text, row_words
 from perfatlas.regression.verdicts import Row
+from perfatlas.text_file import write_text_file
 
 
 def junit_xml(rows: Sequence[Row], name: str) -> str:
@@ -43,4 +43,4 @@ def junit_xml(rows: Sequence[Row], name: str) -> str:
 
 
 def write_junit(rows: Sequence[Row], name: str, path: str) -> None:
-    Path(path).write_text(junit_xml(rows, name), encoding="utf-8")
+    write_text_file(path, junit_xml(rows, name), "the JUnit XML (--junit)")

@@ -16,11 +16,11 @@ from pathlib import Path
 import jinja2
 
 from perfatlas import __version__
-from perfatlas.errors import UserError
 from perfatlas.report.blocks import Block
 from perfatlas.report.data import Comparison, RunData
 from perfatlas.report.registry import all_sections
 from perfatlas.store import Store
+from perfatlas.text_file import write_text_file
 
 __all__ = ["write_report", "write_profile_report", "write_comparison_report", "render_report"]
 
@@ -106,8 +106,5 @@ def write_profile_report(document: dict, source: Path, path: str | Path) -> Path
 
 
 def _write(html: str, path: Path) -> Path:
-    try:
-        path.write_text(html, encoding="utf-8")
-    except OSError as error:
-        raise UserError(f"cannot write the report to {path}: {error.strerror}") from error
+    write_text_file(path, html, "the report")
     return path
