@@ -82,15 +82,8 @@ def latency_rise(launches: int, samples: int) -> None:
 def bandwidth_against_delay() -> None:
     """Effect 2: the injected rate of each delay, over its point's whole duration."""
     delays = [0, 1000, 20000]
-    docs = documents(
-        "delay=" + ",".join(map(str, delays)),
-        "bytes=8MiB",
-        "inject_bytes=16MiB",
-        "samples=5",
-        "min_sample_time=5ms",
-        "injectors=1",
-        "mix=2:1",
-    )
+    words = ["bytes=8MiB", "inject_bytes=16MiB", "samples=9", "min_sample_time=10ms"]
+    docs = documents("delay=" + ",".join(map(str, delays)), *words, "injectors=1", "mix=2:1")
     rates = [
         doc["derived"]["injected_accesses"] * LINE / sum(doc["sample_seconds"]) for doc in docs
     ]

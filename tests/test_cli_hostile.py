@@ -16,19 +16,10 @@ from pathlib import Path
 
 import pytest
 from bad_input import database_dump
+from test_store_safety import sum_document
 
 from perfatlas.native import executable
 from perfatlas.store import Store
-
-
-def _document(value: float) -> dict:
-    return {
-        "schema": "perfatlas.result/1",
-        "benchmark": "example.sum",
-        "params": {"bytes": 65536, "cpu": 0},
-        "samples": {"seconds": [value, value + 1, value + 2]},
-        "units": {"seconds": "s"},
-    }
 
 
 def _stored_runs(path: Path, runs: int = 1) -> None:
@@ -37,7 +28,7 @@ def _stored_runs(path: Path, runs: int = 1) -> None:
         run = store.start_run(
             fingerprint="f", topology={}, context={}, suite="t", argv=["x"], software={}
         )
-        store.add_document(run, _document(float(number)), [])
+        store.add_document(run, sum_document(float(number)), [])
         store.finish_run(run, "complete")
     store.close()
 
@@ -147,7 +138,7 @@ def _damaged(path: Path) -> Path:
         fingerprint="f", topology={}, context={}, suite="t", argv=["x"], software={}
     )
     for i in range(400):
-        store.add_document(run, _document(float(i)), [])
+        store.add_document(run, sum_document(float(i)), [])
     store.finish_run(run, "complete")
     store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     page_size, pages = (

@@ -21,7 +21,8 @@ from perfatlas.errors import UserError
 from perfatlas.store import Store
 
 
-def _document(value: float) -> dict:
+def sum_document(value: float) -> dict:
+    """An example.sum result document whose samples start at `value`."""
     return {
         "schema": "perfatlas.result/1",
         "benchmark": "example.sum",
@@ -37,7 +38,7 @@ def _stored_run(path: Path, results: int = 3) -> int:
         fingerprint="f", topology={}, context={}, suite="t", argv=["x"], software={}
     )
     for i in range(results):
-        store.add_document(run, _document(float(i)), [])
+        store.add_document(run, sum_document(float(i)), [])
     store.finish_run(run, "complete")
     store.close()
     return run
@@ -107,7 +108,7 @@ def _damaged(tmp_path: Path) -> Path:
         fingerprint="f", topology={}, context={}, suite="t", argv=["x"], software={}
     )
     for i in range(400):  # several pages of results
-        store.add_document(run, _document(float(i)), [])
+        store.add_document(run, sum_document(float(i)), [])
     store.finish_run(run, "complete")
     store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     page_size = store.db.execute("PRAGMA page_size").fetchone()[0]
