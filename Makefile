@@ -304,3 +304,10 @@ bench: install $(VENV)/.bench-deps
 
 clean:
 	rm -rf build site $(VENV) $(OUT)
+
+# The install from nothing (.ci/fresh-machine, as root): a bookworm amd64 tree made with
+# mmdebstrap that has only make; there a user without root must be refused and root's
+# `make install` must bring everything, then perfatlas measures, profiles and reports.
+.PHONY: test-fresh
+test-fresh:
+	.ci/fresh-machine
