@@ -109,6 +109,15 @@ def test_an_mpi_wrapper_that_does_not_work_is_one_sentence(tmp_path):
     )
 
 
+def test_no_hwloc_is_one_sentence(tmp_path):
+    done = configure(tmp_path / "build", env={"PKG_CONFIG_LIBDIR": str(tmp_path)})
+    assert done.returncode != 0
+    assert said(done) == (
+        "perfatlas: hwloc was not found: install it (apt-get install libhwloc-dev; on a "
+        "cluster: module load hwloc) or add its lib/pkgconfig to PKG_CONFIG_PATH"
+    )
+
+
 def test_no_c_compiler_is_one_sentence(tmp_path):
     done = configure(tmp_path / "build", env={"CC": str(tmp_path / "no-such-cc")})
     assert done.returncode != 0
