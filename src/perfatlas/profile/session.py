@@ -65,7 +65,8 @@ STOPPING = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 @dataclass(frozen=True)
 class Ended:
     status: int  # the launcher's exit status (negative: the signal that killed it)
-    stopped_by: int | None  # the signal that stopped perfatlas, passed on to the launcher
+    stopped_by: int | None  # the signal that stopped perfatlas
+    passed_on: bool = False  # sent to the launcher (a terminal's Ctrl-C reached it already)
 
 
 def _terminal_sent_it_too() -> bool:
@@ -84,10 +85,12 @@ def run(command: ProfiledCommand) -> Ended:
     except OSError as error:
         raise UserError(f"cannot start {command.argv[0]}: {error.strerror}") from None
     received: list[int] = []
+    passed: list[int] = []
 
     def pass_on(number: int, frame: object) -> None:
         received.append(number)
         if number != signal.SIGINT or not _terminal_sent_it_too():
+            passed.append(number)
             with contextlib.suppress(ProcessLookupError):
                 process.send_signal(number)
 
@@ -97,7 +100,7 @@ def run(command: ProfiledCommand) -> Ended:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
-    return Ended(status, received[0] if received else None)
+    return Ended(status, received[0] if received else None, bool(passed))
 
 
 RANKS_GONE_S = 10.0  # how long a stopped launcher's ranks on this host may take to go
@@ -164,7 +167,8 @@ def profile(
     ended = run(prepared)
     status = ended.status
     stopped = (
-        f"perfatlas was stopped by {signal_name(ended.stopped_by)} and passed it on: "
+        f"perfatlas was stopped by {signal_name(ended.stopped_by)}"
+        f"{' and passed it on' if ended.passed_on else ', which the launcher got too'}: "
         if ended.stopped_by is not None
         else ""
     )
