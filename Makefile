@@ -218,7 +218,8 @@ test-arm64-inside:
 
 # Style: ruff (Python: lint rules and format, pyproject.toml) and clang-format (C: .clang-format).
 # `make format` applies both.
-C_SOURCES = $(shell git ls-files 'native/*.c' 'native/*.h' 'bench/*.c' 2>/dev/null)
+C_SOURCES = $(shell git ls-files 'native/*.c' 'native/*.h' 'bench/*.c' 2>/dev/null || \
+                    find native bench -name '*.[ch]')  # a checkout without git: every C file
 $(VENV)/.lint-deps: $(VENV)/.deps
 	$(PY) -m pip install -q "ruff>=0.5"
 	touch $@
