@@ -22,6 +22,8 @@ SWEEP = [
     "sweep", "mem.bandwidth", "op=triad", "bytes=16MiB", "samples=3", "min_sample_time=1ms",
     "--threads", "1,2", "--bind", "close", "--mempolicy", "local,interleave", "--repeat", "1",
 ]  # fmt: skip
+# A write fraction alone: reachable on every machine from the kernels' declared bytes (with a
+# transfer rate such as "50%" it depends on the CPU's relative kernel rates: test_scenario.py).
 SCENARIO = """\
 name = "short"
 cpus = "0-1"
@@ -31,7 +33,7 @@ count = 2
 runtime = "1s"
 kernels = ["triad", "dot", "polynomial"]
 bytes = ["240kB"]
-target = { transfer_rate = "50%", write_fraction = 0.2 }
+target = { write_fraction = 0.2 }
 """
 
 
