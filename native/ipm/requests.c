@@ -172,11 +172,11 @@ static MPI_Status *snapshot_take(snapshot_t *s, int count, const MPI_Request *re
                                  MPI_Status *caller, int ignored)
 {
     s->tracking = atomic_load(&pending_count) > 0 && count > 0;
-    s->seen = atomic_load_explicit(&posts, memory_order_relaxed);
     s->bits = s->bits_stack;
     s->statuses = caller;
     if (!s->tracking)
         return caller;
+    s->seen = atomic_load_explicit(&posts, memory_order_relaxed);
     if (count > PA_IPM_STACK_REQUESTS) {
         s->bits = malloc((size_t)count * sizeof *s->bits);
         s->statuses = ignored ? malloc((size_t)count * sizeof *s->statuses) : caller;

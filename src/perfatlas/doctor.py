@@ -237,9 +237,10 @@ def build_part_checks() -> list[Check]:
                 "them): rebuild with make install",
             )
         ]
+    benchmarks = all_benchmarks()
     checks = []
     for part in parts.values():
-        needing = [b.name for b in all_benchmarks() if part.name in b.built_with]
+        needing = [b.name for b in benchmarks if part.name in b.built_with]
         serves = f" ({', '.join(needing)})" if needing else ""
         if part.built:
             checks.append(Check(f"built with {part.name}", OK, f"{part.text}{serves}"))
