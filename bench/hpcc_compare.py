@@ -31,10 +31,10 @@ from pathlib import Path
 from peer_rows import record_ratio
 
 from perfatlas.benchmarks import get
-from perfatlas.launchers import LaunchOptions, get_launcher
-from perfatlas.machine import Machine
-from perfatlas.native import executable
-from perfatlas.stats import ratio
+from perfatlas.common.stats import ratio
+from perfatlas.launch.launchers import LaunchOptions, get_launcher
+from perfatlas.launch.native import executable
+from perfatlas.machine.topology import Machine
 
 HPCC_MESSAGE = 2_000_000  # bytes of hpcc's ping-pong bandwidth test (8 for its latency test)
 

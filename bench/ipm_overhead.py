@@ -38,9 +38,9 @@ import numpy as np
 from hpcc_compare import HPCCINF
 from peer_rows import PeerRow, record, record_ratio
 
-from perfatlas.launchers import LaunchOptions, get_launcher
-from perfatlas.machine import Machine
-from perfatlas.native import executable
+from perfatlas.launch.launchers import LaunchOptions, get_launcher
+from perfatlas.launch.native import executable
+from perfatlas.machine.topology import Machine
 from perfatlas.profile.command import library, profiled
 
 BENCH = "ipm_overhead"

@@ -23,9 +23,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from perfatlas.launchers import LaunchOptions, get_launcher
-from perfatlas.machine import Machine
-from perfatlas.native import executable
+from perfatlas.launch.launchers import LaunchOptions, get_launcher
+from perfatlas.launch.native import executable
+from perfatlas.machine.topology import Machine
 from perfatlas.profile.command import library, profiled
 
 

@@ -27,8 +27,8 @@ import numpy as np
 from peer_rows import record_ratio
 
 from perfatlas.benchmarks import get
-from perfatlas.machine import Machine
-from perfatlas.units import parse_size
+from perfatlas.common.units import parse_size
+from perfatlas.machine.topology import Machine
 
 # (perfatlas op, store kind) -> likwid-bench kernel without the ISA suffix. likwid has no scale,
 # add or non-temporal update: scale is held to copy (1 load + 1 store, 2 arrays), add to stream

@@ -27,8 +27,8 @@ import statistics
 import subprocess
 import sys
 
-from perfatlas.machine import Machine
-from perfatlas.native import executable
+from perfatlas.launch.native import executable
+from perfatlas.machine.topology import Machine
 
 LINE = 64
 INJECTED = 1e9  # byte/s: a loaded sample in which the injector ran (not descheduled throughout)

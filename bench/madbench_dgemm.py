@@ -22,8 +22,8 @@ import numpy as np
 from peer_rows import record_ratio
 
 from perfatlas.benchmarks import get
-from perfatlas.machine import Machine
-from perfatlas.stats import ratio
+from perfatlas.common.stats import ratio
+from perfatlas.machine.topology import Machine
 
 GOAL = 0.85
 

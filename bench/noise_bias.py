@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from perfatlas.native import executable
-from perfatlas.noise.analysis import ftq_series, fwq_series, slowdown
+from perfatlas.launch.native import executable
+from perfatlas.noise.analysis_noise import ftq_series, fwq_series, slowdown
 from perfatlas.noise.bench_noise import DEFAULT_QUANTUM
 
 PERCENTILES = (0.0, 1.0, 5.0)  # FWQ baselines: t_min, then low percentiles

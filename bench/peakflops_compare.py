@@ -24,7 +24,7 @@ from peer_rows import record_ratio
 
 from perfatlas.benchmarks import get
 from perfatlas.cpu.bench_peakflops import kernel_of
-from perfatlas.machine import Machine
+from perfatlas.machine.topology import Machine
 
 # perfatlas ISA -> likwid-bench kernel (double precision; single adds "_sp" after "peakflops").
 LIKWID = {

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from perfatlas.stats import Ratio, ratio
+from perfatlas.common.stats import Ratio, ratio
 
 ROWS_ENV = "PERFATLAS_PEER_ROWS"
 _GOALS = {"<=": operator.le, ">=": operator.ge}
@@ -92,7 +92,7 @@ def record_ratio(
     unit: str = "",
     note_if_missed: str = "",
 ) -> Ratio:
-    """median(ours) / median(theirs) with its interval (perfatlas.stats.ratio), recorded; with
+    """median(ours) / median(theirs) with its interval (perfatlas.common.stats.ratio), recorded; with
     `note_if_missed` (why: what the peer does differently) where the median misses the goal."""
     r = ratio(ours, theirs)
     row = PeerRow(

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from peer_rows import ROWS_ENV, markdown_table, read_rows, text_table
 
-from perfatlas.machine import Machine
+from perfatlas.machine.topology import Machine
 
 HERE = Path(__file__).resolve().parent
 # Each script with the arguments `make bench` gives it; a new peer script is one more line here

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The plan's time model (perfatlas.plan_estimate) against the wall time of real runs.
+"""The plan's time model (perfatlas.plan.time_estimate) against the wall time of real runs.
 
 Each step of a suite is run on its own (a one-step suite in a temporary folder), after its plan;
 printed per step: launches, estimated seconds, measured seconds, and measured / estimated. The

@@ -41,7 +41,7 @@ def perfatlas(db: Path, *args: str) -> int:
 
 def measure(db: Path, cpu: int, samples: int) -> int:
     """A run of the kernel on `cpu`; its id."""
-    from perfatlas.store import Store
+    from perfatlas.store.database import Store
 
     perfatlas(db, "measure", "parbench.kernel", *KERNEL, f"samples={samples}", f"cpus={cpu}")
     store = Store(db, read_only=True)
@@ -53,7 +53,7 @@ def measure(db: Path, cpu: int, samples: int) -> int:
 
 def runtime(db: Path, run_id: str) -> float:
     """The median runtime of one pass in a run."""
-    from perfatlas.store import Store
+    from perfatlas.store.database import Store
 
     store = Store(db, read_only=True)
     try:
@@ -68,7 +68,7 @@ def load(cpu: int) -> subprocess.Popen:
     scheduler shares a CPU fairly among sessions first, and perfatlas starts each measurement in
     a new session, so a load in the caller's session takes little from it (measured here: four
     loads in one session slowed the kernel by 0-11 %, two in sessions of their own by 60 %)."""
-    from perfatlas.native import executable
+    from perfatlas.launch.native import executable
 
     words = [str(executable("pa-parbench")), "mode=kernel", "kernel=triad", "bytes=240000",
              "stride=1", "threads=1", "samples=100000", "min_sample_time=0.01", f"cpus={cpu}"]  # fmt: skip

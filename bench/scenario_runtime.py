@@ -17,13 +17,13 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from perfatlas.errors import UserError
-from perfatlas.machine import Machine
-from perfatlas.scenario.base_data import ensure_base
+from perfatlas.common.errors import UserError
+from perfatlas.machine.topology import Machine
+from perfatlas.scenario.ensure_base import ensure_base
 from perfatlas.scenario.execute import _alone, dedicate, synthesize_job
 from perfatlas.scenario.scenario import parse
 from perfatlas.scenario.variants import stored_variants
-from perfatlas.store import Store
+from perfatlas.store.database import Store
 
 PROGRAMS = """\
 name = "runtime-bench"

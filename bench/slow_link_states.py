@@ -6,7 +6,7 @@ The test bed of bench/slow_link_trials.py (netns_bed.py: four hosts, every measu
 the two CPUs), without a throttle: every pair is alike by construction. Each launch runs
 pa-comm-distance directly (np = 4, the trials' parameters). Printed: per launch the peers whose
 8-byte latency is over 1.2x the launch's lowest; how often that recurs for the same peer one
-launch later against how often any peer is over; and, judged by perfatlas.anomaly (the rule and
+launch later against how often any peer is over; and, judged by perfatlas.common.anomaly (the rule and
 its re-measurement, each / confirmed) with the launch `lag` later as the re-measurement, the
 groups in which some pair would be reported.
 
@@ -29,8 +29,8 @@ import numpy as np
 from netns_bed import test_bed
 from slow_link_trials import SCAN
 
-from perfatlas import anomaly
-from perfatlas.native import executable
+from perfatlas.common import anomaly
+from perfatlas.launch.native import executable
 
 PEERS = (1, 2, 3)
 OVER = 1.2

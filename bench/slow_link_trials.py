@@ -47,8 +47,8 @@ def lift(slow: str) -> None:
 
 
 def trial(slow: str, mpirun_args: list[str], folder: Path, number: int) -> dict:
-    from perfatlas.comm.analysis import find_anomalies
-    from perfatlas.store import Store
+    from perfatlas.comm.analysis_comm import find_anomalies
+    from perfatlas.store.database import Store
 
     subprocess.run([str(TOOL), "throttle", slow, "200mbit"], check=True, timeout=60)
     db = folder / f"trial-{number}.db"

@@ -36,8 +36,8 @@ from pathlib import Path
 import numpy as np
 from netns_bed import test_bed
 
-from perfatlas.machine import Machine
-from perfatlas.stats import ratio
+from perfatlas.common.stats import ratio
+from perfatlas.machine.topology import Machine
 
 ROOT = Path(__file__).resolve().parent.parent
 MATRICES = Path(os.environ.get("PERFATLAS_MATRICES", ROOT.parent / "shared" / "data" / "matrices"))

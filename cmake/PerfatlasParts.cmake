@@ -1,7 +1,7 @@
 # The optional parts of a build and whether each was built (docs/install.md). Every place that
 # finds an optional library records the outcome once with perfatlas_part(); the build writes them
 # all to build-parts.json beside the executables, which `perfatlas doctor` lists and from which a
-# benchmark whose part is missing is stored as "not built here: <why>" (perfatlas/build_parts.py).
+# benchmark whose part is missing is stored as "not built here: <why>" (perfatlas/launch/build_parts.py).
 #
 #   perfatlas_part(NAME BUILT WHY_OR_DETAIL...)
 #     NAME: the part as users know it (MPI, CHOLMOD, MUMPS, ScaLAPACK, PAPI, MPI Fortran);

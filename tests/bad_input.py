@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from perfatlas.errors import UserError
+from perfatlas.common.errors import UserError
 
 HANG_SECONDS = 20
 MEMORY_HEADROOM = 2 * 2**30  # what one call may add to the address space

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from perfatlas.cli import main
+from perfatlas.cli.entry import main
 
 # Property-based tests (Hypothesis): the same examples on every machine and every run, so that a
 # red CI is reproducible; no deadline, since 2 shared cores make a single example's time noisy.

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from perfatlas.launchers import detect_flavour
+from perfatlas.launch.launchers import detect_flavour
 
 
 def mpirun(np_: int) -> list[str]:

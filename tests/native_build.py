@@ -33,8 +33,8 @@ def partial_bin(folder: Path, without: dict[str, tuple[str, ...]]) -> Path:
     """The installed build as a build without some of its optional parts would be: a folder of
     links to its files less the executables of each part of `without` (part name -> the
     executables it alone serves), and its build-parts.json with those parts not built."""
-    from perfatlas.build_parts import FILE
-    from perfatlas.native import bin_dir
+    from perfatlas.launch.build_parts import FILE
+    from perfatlas.launch.native import bin_dir
 
     folder.mkdir()
     dropped = {name for programs in without.values() for name in programs}

@@ -14,13 +14,13 @@ import time
 from pathlib import Path
 
 from perfatlas.benchmarks import get
-from perfatlas.cli import main
-from perfatlas.experiments.analysis_sweep import sweep_points
-from perfatlas.experiments.sweep import plan, planned_launches, schedule
-from perfatlas.machine import Machine
-from perfatlas.placement import parse_bind, parse_mempolicy
-from perfatlas.runner import Runner
-from perfatlas.store import Store
+from perfatlas.cli.entry import main
+from perfatlas.experiments.analysis_param_sweep import sweep_points
+from perfatlas.machine.placement import parse_bind, parse_mempolicy
+from perfatlas.machine.topology import Machine
+from perfatlas.plan.sweep_grid import plan, planned_launches, schedule
+from perfatlas.run.runner import Runner
+from perfatlas.store.database import Store
 
 TINY = ["samples=3", "min_sample_time=1ms"]
 found: dict = {}

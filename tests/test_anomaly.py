@@ -1,4 +1,4 @@
-"""The one anomaly rule (perfatlas.anomaly) and its re-measurement, on synthetic figures: each
+"""The one anomaly rule (perfatlas.common.anomaly) and its re-measurement, on synthetic figures: each
 criterion is needed, its false-alarm rate on groups of one distribution, and an anomaly reported
 only when its re-measurement confirms (comm figures and node figures)."""
 
@@ -8,11 +8,19 @@ import numpy as np
 import pytest
 from test_comm_analysis import HOSTS, distance_result
 
-from perfatlas.anomaly import Estimate, anomalies, confirmed, each, estimate, judge, unsettled
 from perfatlas.cluster.analysis_nodes import node_groups
-from perfatlas.comm.analysis import find_anomalies
-from perfatlas.remeasure import measured_by, tripped
-from perfatlas.store import Result
+from perfatlas.comm.analysis_comm import find_anomalies
+from perfatlas.common.anomaly import (
+    Estimate,
+    anomalies,
+    confirmed,
+    each,
+    estimate,
+    judge,
+    unsettled,
+)
+from perfatlas.run.remeasure_anomalies import measured_by, tripped
+from perfatlas.store.result import Result
 
 
 def figures(*rows: tuple[float, float, float]) -> list[Estimate]:
@@ -45,7 +53,7 @@ def test_an_anomaly_needs_all_three_criteria():
 
 
 def test_figures_of_one_distribution_raise_false_alarms_rarely_and_none_after_remeasuring():
-    """The rates stated in perfatlas.anomaly: 2000 groups of 3 to 8 figures, each the median of
+    """The rates stated in perfatlas.common.anomaly: 2000 groups of 3 to 8 figures, each the median of
     11 samples of one lognormal distribution (10 % spread): the rule alone trips in a few groups
     (7 with this seed), every group it trips is re-measured, and no figure passes both."""
     rng = np.random.default_rng(16)
@@ -159,7 +167,7 @@ def test_a_node_stays_flagged_only_when_its_remeasurement_confirms():
 
 def test_a_result_is_matched_to_the_measurement_that_made_it():
     from perfatlas.benchmarks import get
-    from perfatlas.planned import Planned
+    from perfatlas.plan.planned import Planned
 
     result = distance_group({}, 0)[0]
     distance = get("comm.distance")

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from mpi_helpers import mpirun, own_sentence
 
-from perfatlas.native import executable
+from perfatlas.launch.native import executable
 
 SMALL = ["repeat=1", "warmup=0"]
 WAVE = ["nx=6", "ny=6", "cycles=6"]  # a 6 x 6 x nz periodic box

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from mpi_helpers import mpirun, own_sentence
 
-from perfatlas.native import executable
+from perfatlas.launch.native import executable
 
 SMALL = ["repeat=2", "warmup=0"]
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from perfatlas import isa
-from perfatlas.isa import architecture
-from perfatlas.native import bin_dir, executable, run_json
+from perfatlas.launch import isa
+from perfatlas.launch.isa import architecture
+from perfatlas.launch.native import bin_dir, executable, run_json
 
 pytestmark = pytest.mark.skipif(
     architecture() != "aarch64", reason="an aarch64 build (x86-64: test_portable.py)"

@@ -9,8 +9,8 @@ import os
 import pytest
 from bad_input import bounded, database_dump
 
-from perfatlas.cli import build_parser, main
-from perfatlas.store import Store
+from perfatlas.cli.entry import build_parser, main
+from perfatlas.store.database import Store
 
 MISSING = "/nonexistent-perfatlas-folder"
 HUGE_CPUS = "0-100000000"

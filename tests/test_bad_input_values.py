@@ -14,13 +14,11 @@ from bad_input import outcome
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from perfatlas import suite as suites
 from perfatlas.benchmarks import get
-from perfatlas.cli import _key_values
-from perfatlas.errors import UserError
-from perfatlas.machine import Machine
-from perfatlas.text_file import MAX_TEXT_BYTES, read_text_file
-from perfatlas.units import (
+from perfatlas.cli.options import key_values
+from perfatlas.common.errors import UserError
+from perfatlas.common.text_file import MAX_TEXT_BYTES, read_text_file
+from perfatlas.common.units import (
     MAX_CPU,
     MAX_SERIES_POINTS,
     parse_cpu_list,
@@ -28,6 +26,8 @@ from perfatlas.units import (
     parse_size,
     parse_size_series,
 )
+from perfatlas.machine.topology import Machine
+from perfatlas.plan import suite as suites
 
 GOOD = ("value", "sentence")
 
@@ -127,7 +127,7 @@ def machine() -> Machine:
 )
 def test_key_value_parameters_resolve_or_are_one_sentence(machine, name, words):
     benchmark = get(name)
-    assert outcome(lambda: benchmark.resolve(_key_values(words), machine)) in GOOD
+    assert outcome(lambda: benchmark.resolve(key_values(words), machine)) in GOOD
 
 
 # -- suites: arbitrary TOML-able documents -------------------------------------------------------
@@ -196,7 +196,7 @@ def _suite_text(document: dict) -> str:
 
 
 def _plan(path, machine):
-    from perfatlas.plan import suite_plan
+    from perfatlas.plan.measurement_plan import suite_plan
 
     definition = suites.load(str(path))
     return suite_plan(str(path), definition, machine, None, None, 1)

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from native_build import ROOT, build
 
-from perfatlas.build_parts import FILE, SCHEMA, build_parts, not_built
-from perfatlas.native import bin_dir
-from perfatlas.store import Store
+from perfatlas.launch.build_parts import FILE, SCHEMA, build_parts, not_built
+from perfatlas.launch.native import bin_dir
+from perfatlas.store.database import Store
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +58,7 @@ def test_a_build_without_mpi_stores_the_mpi_benchmarks_as_not_built(cli, monkeyp
 
 
 def test_doctor_lists_what_was_built_and_what_was_not(monkeypatch, without_mpi):
-    from perfatlas.doctor import LIMITED, OK, build_part_checks
+    from perfatlas.cli.doctor import LIMITED, OK, build_part_checks
 
     checks = {c.name: c for c in build_part_checks()}
     assert checks["built with MPI"].status == OK
@@ -76,7 +76,7 @@ def test_a_damaged_list_of_parts_is_one_sentence(tmp_path, monkeypatch):
     folder.mkdir()
     (folder / FILE).write_text('{"schema": "perfatlas.build/1", "parts": {"MPI": {}}}')
     monkeypatch.setenv("PERFATLAS_BIN_DIR", str(folder))
-    from perfatlas.errors import UserError
+    from perfatlas.common.errors import UserError
 
     with pytest.raises(UserError, match=rf"^{folder / FILE} is damaged \('built'\); rebuild"):
         build_parts()

@@ -1,16 +1,16 @@
-"""The effective last-level cache (perfatlas.memory.cache_probe): the rule on synthetic and recorded
+"""The effective last-level cache (perfatlas.mem.cache_probe): the rule on synthetic and recorded
 latency curves, sizing from an LLC given as input, and the real probe on this machine."""
 
 from __future__ import annotations
 
 import pytest
 
-from perfatlas.benchmarks.base import series_points
-from perfatlas.errors import UserError
-from perfatlas.machine import Machine
-from perfatlas.memory.cache_probe import LlcSizing, effective_llc, not_probed, probe, sizing_for
-from perfatlas.suite import expand, load, size_sweep, uses_llc
-from perfatlas.units import geometric_sizes
+from perfatlas.benchmarks.benchmark import series_points
+from perfatlas.common.errors import UserError
+from perfatlas.common.units import geometric_sizes
+from perfatlas.machine.topology import Machine
+from perfatlas.mem.cache_probe import LlcSizing, effective_llc, not_probed, probe, sizing_for
+from perfatlas.plan.suite import expand, load, size_sweep, uses_llc
 
 KiB, MiB = 2**10, 2**20
 
@@ -173,7 +173,7 @@ def test_the_probe_extends_its_series_only_until_memory_shows(
 ):
     """probe() against a simulated machine: the series stops once its tail is memory's, never
     goes past hwloc's LLC, and the reference is measured beyond it."""
-    import perfatlas.memory.cache_probe as cache_probe
+    import perfatlas.mem.cache_probe as cache_probe
 
     calls = []
 

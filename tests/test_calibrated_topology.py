@@ -15,11 +15,13 @@ from pathlib import Path
 import pytest
 from hwloc_memattrs import lstopo_memattrs
 
-from perfatlas.calibrated_topology import memory_figures
-from perfatlas.cli import main
-from perfatlas.machine import Machine
-from perfatlas.native import bin_dir, executable
-from perfatlas.store import SCHEMA_VERSION, Result, Store
+from perfatlas.cli.entry import main
+from perfatlas.export.hwloc_export import memory_figures
+from perfatlas.launch.native import bin_dir, executable
+from perfatlas.machine.topology import Machine
+from perfatlas.store.database import Store
+from perfatlas.store.result import Result
+from perfatlas.store.schema import SCHEMA_VERSION
 
 MiB = 2**20
 SUITE = """

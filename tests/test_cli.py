@@ -27,7 +27,7 @@ def test_measure_stores_the_result_and_writes_the_contract_document(cli, tmp_pat
 
 
 def test_remote_numa_on_a_one_node_machine_is_stored_as_not_measurable(cli, read_json, tmp_path):
-    from perfatlas.machine import Machine
+    from perfatlas.machine.topology import Machine
 
     if len(Machine.detect().numa_nodes) > 1:
         pytest.skip("this machine has a remote NUMA node")
@@ -138,7 +138,7 @@ def test_topo_and_doctor_describe_this_machine(cli):
 
 def test_a_crashing_native_executable_is_one_sentence(cli, tmp_path, monkeypatch):
     """A kernel killed by a signal: one sentence naming it; earlier results stay stored."""
-    from perfatlas.native import bin_dir
+    from perfatlas.launch.native import bin_dir
 
     assert cli("measure", "mem.latency", "bytes=64KiB", *FAST).code == 0
     fake = tmp_path / "bin"

@@ -18,8 +18,8 @@ import pytest
 from bad_input import database_dump
 from test_store_safety import sum_document
 
-from perfatlas.native import executable
-from perfatlas.store import Store
+from perfatlas.launch.native import executable
+from perfatlas.store.database import Store
 
 
 def _stored_runs(path: Path, runs: int = 1) -> None:
@@ -203,7 +203,7 @@ def test_an_option_value_beginning_with_a_dash_reaches_its_check(cli, tmp_path, 
 
 
 def test_the_words_of_a_profiled_command_and_option_words_stay_as_given():
-    from perfatlas.cli import _join_option_values, build_parser
+    from perfatlas.cli.entry import _join_option_values, build_parser
 
     parser = build_parser()
     for words in (

@@ -13,11 +13,11 @@ import sqlite3
 
 import pytest
 
-from perfatlas.cli import main
-from perfatlas.launchers import detect_flavour
-from perfatlas.machine import Machine
-from perfatlas.store import Store
-from perfatlas.units import parse_cpu_list
+from perfatlas.cli.entry import main
+from perfatlas.common.units import parse_cpu_list
+from perfatlas.launch.launchers import detect_flavour
+from perfatlas.machine.topology import Machine
+from perfatlas.store.database import Store
 
 FAST = ["samples=3", "min_sample_time=200us", "time_limit=300ms", "warmup=3"]
 

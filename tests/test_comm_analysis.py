@@ -1,5 +1,5 @@
 """Anomaly detection, the growth check of collectives and the shared-core warning, on synthetic
-data (perfatlas.comm.analysis)."""
+data (perfatlas.comm.analysis_comm)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,14 @@ import math
 import numpy as np
 import pytest
 
-from perfatlas.comm.analysis import find_anomalies, growth, rank_sharing_warnings, robust_outliers
-from perfatlas.store import Result
-from perfatlas.warning import Kind
+from perfatlas.comm.analysis_comm import (
+    find_anomalies,
+    growth,
+    robust_outliers,
+)
+from perfatlas.common.warning import Kind
+from perfatlas.launch.contract import rank_sharing_warnings
+from perfatlas.store.result import Result
 
 
 def ranks(hosts: list[str], cpus: list[str] | None = None, boot: str = "b" * 36) -> list[dict]:

@@ -16,9 +16,9 @@ import pytest
 from machine_load import skip_when_cores_are_busy
 from netns_hosts import hosts_lock, hosts_unavailable, pair_spanning_args
 
-from perfatlas.comm.analysis import find_anomalies
-from perfatlas.store import Store
-from perfatlas.warning import Kind
+from perfatlas.comm.analysis_comm import find_anomalies
+from perfatlas.common.warning import Kind
+from perfatlas.store.database import Store
 
 TOOL = Path(
     os.environ.get(

@@ -1,4 +1,4 @@
-"""Launching MPI benchmarks (perfatlas.launchers): the mpirun command line, options passed
+"""Launching MPI benchmarks (perfatlas.launch.launchers): the mpirun command line, options passed
 through, and bad input — a pattern that does not fit np, MPI missing, mpirun failing, a rank
 crashing — as one sentence, exit status 2, with earlier results kept."""
 
@@ -11,10 +11,10 @@ import sqlite3
 
 import pytest
 
-from perfatlas.launchers import LaunchOptions, MpirunLauncher, detect_flavour
-from perfatlas.machine import Machine
-from perfatlas.native import bin_dir
-from perfatlas.units import format_cpu_list
+from perfatlas.common.units import format_cpu_list
+from perfatlas.launch.launchers import LaunchOptions, MpirunLauncher, detect_flavour
+from perfatlas.launch.native import bin_dir
+from perfatlas.machine.topology import Machine
 
 # the launcher under test: mpirun, or another MPI's (make test-mpich sets PERFATLAS_MPIRUN)
 MPIRUN = os.environ.get("PERFATLAS_MPIRUN", "mpirun")
@@ -195,7 +195,8 @@ def test_open_mpi_gives_a_rank_of_threads_that_many_cores(machine):
 
 
 def test_the_environment_gives_mpirun_args_and_the_cli_overrides_them(monkeypatch):
-    from perfatlas.cli import _launch_options, build_parser
+    from perfatlas.cli.entry import build_parser
+    from perfatlas.cli.options import launch_options
 
     monkeypatch.setenv("PERFATLAS_MPIRUN_ARGS", "--bind-to none --report-bindings")
     assert LaunchOptions.from_environment().mpirun_args == (
@@ -204,9 +205,9 @@ def test_the_environment_gives_mpirun_args_and_the_cli_overrides_them(monkeypatc
         "--report-bindings",
     )
     args = build_parser().parse_args(["measure", "comm.pingpong", "--mpirun-args=--map-by node"])
-    assert _launch_options(args).mpirun_args == ("--map-by", "node")
+    assert launch_options(args).mpirun_args == ("--map-by", "node")
     args = build_parser().parse_args(["measure", "comm.pingpong"])
-    assert _launch_options(args).mpirun_args == ("--bind-to", "none", "--report-bindings")
+    assert launch_options(args).mpirun_args == ("--bind-to", "none", "--report-bindings")
 
 
 def test_a_hanging_rank_is_stopped_after_the_launch_timeout(cli, tmp_path, monkeypatch):

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perfatlas.benchmarks.base import get
+from perfatlas.benchmarks.benchmark import get
+from perfatlas.common.stats import summarize
 from perfatlas.cpu.analysis_core_to_core import (
     OBJECTS,
     CoreMatrix,
@@ -20,11 +21,12 @@ from perfatlas.cpu.analysis_core_to_core import (
     sign_test,
 )
 from perfatlas.cpu.bench_core_to_core import NEEDS_TWO
-from perfatlas.machine import Machine
-from perfatlas.native import executable
+from perfatlas.launch.native import executable
+from perfatlas.machine.topology import Machine
 from perfatlas.report import write_report
-from perfatlas.stats import summarize
-from perfatlas.store import Result, Store
+from perfatlas.store.database import Store
+from perfatlas.store.result import Result
+from perfatlas.store.run_data import RunData
 
 TINY = ["samples=15", "min_sample_time=200us"]
 ZOO_DIR = Path(__file__).parent / "data" / "topologies"
@@ -59,7 +61,7 @@ def test_the_pair_here_both_directions_symmetric_and_checked(cli, tmp_path, read
     (level,) = groups_found(matrix, store.run(run_id)["topology"])
     assert level.groups == [[0, 1]] and level.matches
 
-    html = write_report(store, run_id, tmp_path / "report.html").read_text()
+    html = write_report(RunData.load(store, run_id), tmp_path / "report.html").read_text()
     section = re.search(r'<section id="core-to-core">(.*?)</section>', html, re.S)
     assert section and "<svg" in section.group(1) and "hwloc" in section.group(1)
     shown = cli("show", str(run_id))

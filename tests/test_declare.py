@@ -12,12 +12,12 @@ import pytest
 from native_build import partial_bin
 
 from perfatlas.benchmarks import all_benchmarks, get
-from perfatlas.benchmarks.base import Benchmark, native_param
-from perfatlas.errors import UserError
-from perfatlas.native import bin_dir
-from perfatlas.native_params import KINDS, native_table
-from perfatlas.report.registry import all_sections
-from perfatlas.summary_tables import all_tables
+from perfatlas.benchmarks.benchmark import Benchmark, native_param
+from perfatlas.common.errors import UserError
+from perfatlas.launch.native import bin_dir
+from perfatlas.launch.native_params import KINDS, native_table
+from perfatlas.report.report_sections import all_sections
+from perfatlas.terminal.summary_registry import all_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -109,15 +109,23 @@ def test_a_program_that_cannot_run_here_is_one_sentence(cli, tmp_path, monkeypat
 
 
 def test_benchmarks_are_discovered_not_listed():
-    for listing in ("discovery.py", "benchmarks/__init__.py"):
+    for listing in ("common/discovery.py", "benchmarks/__init__.py"):
         text = (ROOT / "src/perfatlas" / listing).read_text()
         assert "bench_latency" not in text and "bench_pingpong" not in text, listing
     modules = {b.__class__.__module__ for b in all_benchmarks()}
-    assert "perfatlas.benchmarks.bench_example_sum" in modules and len(modules) >= 17
+    assert "perfatlas.example.bench_example_sum" in modules and len(modules) >= 17
     # one room per domain: a benchmark is a module bench_* of its domain's package
     assert all(m.rpartition(".")[2].startswith("bench_") for m in modules), modules
     rooms = {m.split(".")[1] for m in modules}
-    assert {"memory", "noise", "comm", "apps", "parbench"} <= rooms, rooms
+    assert {"mem", "noise", "comm", "app", "parbench"} <= rooms, rooms
+
+
+def test_a_benchmark_lives_in_the_package_its_name_begins_with():
+    """One spelling per domain: `mem.latency` is measured in perfatlas.mem, `app.sweep` in
+    perfatlas.app, `noise` in perfatlas.noise (the name's first part is the package)."""
+    for benchmark in all_benchmarks():
+        package = benchmark.__class__.__module__.split(".")[1]
+        assert package == benchmark.name.partition(".")[0], (benchmark.name, package)
 
 
 def test_sections_and_tables_live_in_section_and_summary_modules():
@@ -125,7 +133,7 @@ def test_sections_and_tables_live_in_section_and_summary_modules():
     tables = {t.build.__module__ for t in all_tables()}
     assert all(m.rpartition(".")[2].startswith("section_") for m in sections), sections
     assert all(m.rpartition(".")[2].startswith("summary_") for m in tables), tables
-    assert "perfatlas.memory.section_latency" in sections
+    assert "perfatlas.mem.section_latency" in sections
     assert "perfatlas.report.section_machine" in sections  # run-wide sections stay in report/
     assert "perfatlas.comm.summary_comm" in tables
 
@@ -136,7 +144,7 @@ def test_summary_tables_name_registered_benchmarks():
     assert [t.order for t in tables] == sorted(t.order for t in tables)
     for table in tables:
         assert table.benchmarks and set(table.benchmarks) <= names, table.name
-    summary = (ROOT / "src/perfatlas/summary.py").read_text()
+    summary = (ROOT / "src/perfatlas/terminal/run_summary.py").read_text()
     assert "_table(data)" not in summary  # no hard-coded table list
 
 

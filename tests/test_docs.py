@@ -1,8 +1,10 @@
 """The manual: the MkDocs site builds with `make docs`'s own command, a broken internal link or
-anchor fails that build, the README's links resolve, and the tour it shows runs here."""
+anchor fails that build, the README's links resolve, the tour it shows runs here, and the maps of
+the code (each package's docstring, docs/architecture.md) name every module of the tree."""
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shlex
@@ -121,8 +123,8 @@ def test_the_manual_cites_no_file_outside_the_repository():
 def test_the_tour_suite_expands_and_resolves_on_this_machine():
     """README's `perfatlas run docs/tour.toml`: its steps expand and resolve here, as `run` does
     before the first measurement."""
-    from perfatlas.machine import Machine
-    from perfatlas.suite import expand, load
+    from perfatlas.machine.topology import Machine
+    from perfatlas.plan.suite import expand, load
 
     machine = Machine.detect()
     measurements = expand(load(str(ROOT / "docs" / "tour.toml")), machine)
@@ -131,3 +133,59 @@ def test_the_tour_suite_expands_and_resolves_on_this_machine():
     assert {m.benchmark.name for m in measurements} == {"mem.latency", "mem.bandwidth"}
     points = sum(len(m.raw["bytes"]) for m in measurements)  # a size series per launch
     assert points > 20  # curves, not points
+
+
+def test_the_table_of_what_it_measures_is_written_once():
+    """docs/index.md holds it; the README points there (two copies drift apart)."""
+    header = "| area | benchmarks and commands | what you get |"
+    assert header in (ROOT / "docs/index.md").read_text()
+    assert header not in (ROOT / "README.md").read_text()
+    assert "docs/index.md#what-it-measures" in (ROOT / "README.md").read_text()
+
+
+PACKAGE = ROOT / "src/perfatlas"
+
+
+def packages() -> list[Path]:
+    return sorted(p.parent for p in PACKAGE.rglob("__init__.py"))
+
+
+def test_every_module_is_in_its_package_s_docstring_map():
+    """Each package's docstring says what it owns and lists its modules and sub-packages."""
+    missing = []
+    for package in packages():
+        docstring = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
+        names = [p.name for p in package.glob("*.py") if p.name != "__init__.py"]
+        names += [f"{p.parent.name}/" for p in package.glob("*/__init__.py")]
+        missing += [f"{package.name}: {name}" for name in names if name not in docstring]
+    assert missing == [], missing
+
+
+def test_every_module_is_in_the_architecture_map():
+    """docs/architecture.md's module map: a block per package of src/perfatlas, naming each of
+    its modules."""
+    text = (ROOT / "docs/architecture.md").read_text()
+    block = text.split("## Modules", 1)[1].split("```", 2)[1]
+    lines = block.splitlines()
+    start = lines.index(next(line for line in lines if line.startswith("src/perfatlas/")))
+    blocks, current = {}, None
+    for line in lines[start + 1 :]:
+        if not line.startswith(" "):
+            break
+        head = re.match(r"^  (\w+)/ ", line)
+        if head:
+            current = head.group(1)
+        blocks[current] = blocks.get(current, "") + " " + line
+    missing = []
+    for package in packages():
+        if package == PACKAGE:
+            continue
+        words = set(re.findall(r"[\w.]+", blocks.get(package.name, "")))
+        missing += [
+            f"{package.name}/{p.stem}"
+            for p in package.glob("*.py")
+            if p.name != "__init__.py" and p.stem not in words
+        ]
+        if package.name not in blocks:
+            missing.append(f"{package.name}/")
+    assert missing == [], missing

@@ -9,8 +9,8 @@ import subprocess
 import pytest
 
 from perfatlas.benchmarks import get
-from perfatlas.native import executable
-from perfatlas.store import Store
+from perfatlas.launch.native import executable
+from perfatlas.store.database import Store
 
 
 def native_rows() -> dict[str, dict]:

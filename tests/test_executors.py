@@ -12,15 +12,15 @@ import pytest
 
 import perfatlas
 from perfatlas.benchmarks import get
-from perfatlas.executors import executor_for, executor_names, get_executor
-from perfatlas.launch_plan import prepare_launch
-from perfatlas.launchers import LaunchOptions
-from perfatlas.machine import Machine
-from perfatlas.native import executable
-from perfatlas.placement import Placement
-from perfatlas.store import Store
-from perfatlas.store_import import import_runs, newest_run, snapshot
-from perfatlas.warning import Kind, WarningRecord
+from perfatlas.benchmarks.prepare_launch import prepare_launch
+from perfatlas.common.warning import Kind, WarningRecord
+from perfatlas.launch.launchers import LaunchOptions
+from perfatlas.launch.native import executable
+from perfatlas.machine.placement import Placement
+from perfatlas.machine.topology import Machine
+from perfatlas.run.executor import executor_for, executor_names, get_executor
+from perfatlas.store.database import Store
+from perfatlas.store.run_import import import_runs, newest_run, snapshot
 
 A_WARNING = WarningRecord(Kind.LEGACY, "a warning", "its fix")
 
@@ -35,7 +35,9 @@ def test_the_launcher_word_picks_the_executor_and_unknown_names_are_one_sentence
     assert executor_for(LaunchOptions(launcher="slurm")).name == "slurm"
     hosts = executor_for(LaunchOptions(("--bind-to", "none"), launcher="mpirun"))
     assert hosts.options.mpirun_args == ("--bind-to", "none")  # handed in, not read globally
-    with pytest.raises(perfatlas.errors.UserError, match="unknown executor 'pbs'; known: hosts"):
+    with pytest.raises(
+        perfatlas.common.errors.UserError, match="unknown executor 'pbs'; known: hosts"
+    ):
         get_executor("pbs")
 
 
@@ -52,7 +54,7 @@ def _imports(path: Path) -> set[str]:
 @pytest.mark.parametrize("package", ["cluster", "executors"])
 def test_nothing_the_runner_hands_work_to_imports_the_runner(package):
     for path in sorted((PACKAGE / package).glob("*.py")):
-        assert "perfatlas.runner" not in _imports(path), f"{path.name} imports the runner"
+        assert "perfatlas.run.runner" not in _imports(path), f"{path.name} imports the runner"
 
 
 def test_no_launch_setting_travels_in_a_context_variable():

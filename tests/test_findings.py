@@ -17,11 +17,13 @@ import numpy as np
 import pytest
 from mpi_helpers import mpirun
 
+from perfatlas.common.stats import summarize
 from perfatlas.findings.compute import compute_findings, run_findings, store_findings
 from perfatlas.findings.model import Finding, Interval, Sources
-from perfatlas.report.data import RunData
-from perfatlas.stats import summarize
-from perfatlas.store import SCHEMA_VERSION, Result, Store
+from perfatlas.store.database import Store
+from perfatlas.store.result import Result
+from perfatlas.store.run_data import RunData
+from perfatlas.store.schema import SCHEMA_VERSION
 
 DATA = Path(__file__).parent / "data"
 SCHEMA = json.loads(
@@ -263,7 +265,7 @@ def test_core_to_core_levels_match_the_hwloc_objects_they_were_made_from(monkeyp
     level found matches an hwloc object, at 8 ns x 2^k."""
     from test_core_to_core import ZOO_DIR, _synthetic
 
-    from perfatlas.machine import Machine
+    from perfatlas.machine.topology import Machine
 
     monkeypatch.setenv("HWLOC_XMLFILE", str(ZOO_DIR / "16em64t-4s2c2t.xml"))
     monkeypatch.setenv("HWLOC_THISSYSTEM", "0")
@@ -348,8 +350,8 @@ def test_interference_cells_with_and_without_intervals():
 
 
 def test_a_model_is_judged_against_the_measured_interval():
-    from perfatlas.apps.findings_apps import model_verdict
-    from perfatlas.stats import Ratio
+    from perfatlas.app.findings_apps import model_verdict
+    from perfatlas.common.stats import Ratio
 
     measured = Ratio(0.8, 0.75, 0.85)
     assert model_verdict(0.82, measured).startswith("the model's 0.82 lies in")
@@ -378,10 +380,10 @@ def test_the_findings_table_states_each_interval_s_coverage_or_why_there_is_none
     states each; the coverage and the count of samples survive the document and its schema."""
     from rich.console import Console
 
+    from perfatlas.common.stats import Ratio
     from perfatlas.findings.compute import RunFindings
     from perfatlas.findings.model import median_of, ratio_of
-    from perfatlas.findings.render import findings_table
-    from perfatlas.stats import Ratio
+    from perfatlas.terminal.findings_table import findings_table
 
     def figure(subject: str, value: float | None, interval: dict) -> Finding:
         return Finding("x.figure", subject, value, "ns", "m", Sources(), **interval)
@@ -465,9 +467,9 @@ def test_findings_round_trip_and_an_older_database_is_migrated_without_loss(smal
     assert store.db.execute("SELECT COUNT(*) FROM results").fetchone()[0] == before
     assert store.findings(small_run.run_id) is None
     assert run_findings(RunData.load(store, small_run.run_id)).origin == "recomputed"
-    stored = store_findings(store, small_run.run_id)
+    stored = store_findings(store, RunData.load(store, small_run.run_id))
     assert store.findings(small_run.run_id) == stored.document()
-    store_findings(store, small_run.run_id)  # replaced, not added
+    store_findings(store, RunData.load(store, small_run.run_id))  # replaced, not added
     assert store.db.execute("SELECT COUNT(*) FROM findings").fetchone()[0] == 1
     store.close()
     again = Store(old, read_only=True)
@@ -497,8 +499,8 @@ def test_the_proxies_models_are_held_against_their_measured_efficiency(tmp_path)
     against the measured efficiency, each with its bootstrap interval."""
     import contextlib
 
-    from perfatlas.apps.analysis_sweep import weak_scaling
-    from perfatlas.cli import main
+    from perfatlas.app.analysis_sweep import weak_scaling
+    from perfatlas.cli.entry import main
 
     mpirun(2)
     suite = tmp_path / "proxies.toml"
@@ -533,7 +535,7 @@ def noise_run(tmp_path_factory):
     """`perfatlas measure noise` for 0.3 s on cpu 0, through the CLI: (db, stdout)."""
     import contextlib
 
-    from perfatlas.cli import main
+    from perfatlas.cli.entry import main
 
     db = tmp_path_factory.mktemp("noise") / "n.db"
     out = io.StringIO()
@@ -600,3 +602,20 @@ def test_findings_that_cannot_be_stored_are_said_and_the_run_keeps_its_results(c
     store = Store(cli.db, read_only=True)
     assert store.results(1) and store.findings(1) is None
     assert store.run(1)["status"] == "complete"
+
+
+def test_every_finding_kind_is_declared_with_its_direction_by_its_source(monkeypatch):
+    """Directions live where findings are made (finding_source kinds): perfatlas check reads
+    them, and a source that makes a kind it does not declare stops compute_findings."""
+    from perfatlas.findings import compute
+    from perfatlas.findings.finding_sources import Better, FindingSource, declared_kinds
+
+    kinds = declared_kinds()
+    assert kinds["memory.peak_bandwidth"] is Better.HIGHER
+    assert kinds["comm.pingpong_latency"] is Better.LOWER
+    assert kinds["noise.line"] is Better.NEITHER
+    planted = Finding("memory.surprise", "s", 1.0, "ns", "a test", Sources(), Interval(0, 2))
+    quiet = FindingSource("quiet", 1, lambda data: [planted], {"memory.level": Better.LOWER})
+    monkeypatch.setattr(compute, "all_sources", lambda: [quiet])
+    with pytest.raises(ValueError, match="'quiet' made a finding of kind 'memory.surprise'"):
+        compute.compute_findings(RunData({"id": 1}, []))

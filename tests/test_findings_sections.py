@@ -16,8 +16,8 @@ from test_findings import SCHEMA
 from perfatlas.comm import section_patterns
 from perfatlas.findings.compute import store_findings
 from perfatlas.report import render_report
-from perfatlas.report.data import RunData
-from perfatlas.store import Store
+from perfatlas.store.database import Store
+from perfatlas.store.run_data import RunData
 
 HOSTS = [f"h{i}" for i in range(6)]
 
@@ -36,7 +36,7 @@ def stored_run(
     for matrix in matrices:
         store.add_scenario(run_id, "matrix", "interference matrix", matrix, [])
     store.finish_run(run_id, "complete")
-    store_findings(store, run_id)
+    store_findings(store, RunData.load(store, run_id))
     jsonschema.Draft202012Validator(SCHEMA).validate(store.findings(run_id))
     return store, run_id
 

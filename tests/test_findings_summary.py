@@ -19,11 +19,11 @@ from test_findings_views import _flat, _wide, report_text
 from perfatlas.comm.summary_comm import collectives_table, pingpong_table
 from perfatlas.cpu.summary_core_to_core import core_to_core_table
 from perfatlas.cpu.summary_peakflops import peakflops_table
-from perfatlas.memory.summary_loaded_latency import loaded_latency_table
-from perfatlas.memory.summary_memory import bandwidth_table, contention_table, levels_table
-from perfatlas.memory.summary_numa import numa_line
+from perfatlas.mem.summary_loaded_latency import loaded_latency_table
+from perfatlas.mem.summary_memory import bandwidth_table, contention_table, levels_table
+from perfatlas.mem.summary_numa import numa_line
 from perfatlas.noise.summary_noise import noise_table
-from perfatlas.report.data import RunData
+from perfatlas.store.run_data import RunData
 
 
 def terminal(build, store, run_id: int) -> str:
@@ -210,7 +210,7 @@ def test_the_core_to_core_levels_are_the_stored_ones(tmp_path, monkeypatch):
     levels that match hwloc, as stored; a planted level is shown by the terminal and the report."""
     from test_core_to_core import ZOO_DIR, _synthetic
 
-    from perfatlas.machine import Machine
+    from perfatlas.machine.topology import Machine
 
     monkeypatch.setenv("HWLOC_XMLFILE", str(ZOO_DIR / "16em64t-4s2c2t.xml"))
     monkeypatch.setenv("HWLOC_THISSYSTEM", "0")

@@ -23,10 +23,10 @@ from test_findings_sections import (
     to_rank_2,
 )
 
-from perfatlas.cluster import views as cluster_views
+from perfatlas.cluster import views_nodes as cluster_views
 from perfatlas.comm.summary_comm import anomaly_table
-from perfatlas.report.data import RunData
-from perfatlas.scenario import views as scenario_views
+from perfatlas.scenario import views_scenario as scenario_views
+from perfatlas.store.run_data import RunData
 
 
 def _wide() -> tuple[Console, io.StringIO]:
@@ -126,7 +126,9 @@ def test_groups_not_judged_and_clean_groups_read_as_stored(tmp_path, judged):
 
 # -- nodes ----------------------------------------------------------------------------------------
 def nodes_text(monkeypatch, store, run_id: int) -> str:
-    return printed(monkeypatch, cluster_views, lambda: cluster_views.print_nodes(store, run_id))
+    return printed(
+        monkeypatch, cluster_views, lambda: cluster_views.print_nodes(RunData.load(store, run_id))
+    )
 
 
 def test_the_node_table_shows_the_stored_verdicts(tmp_path, monkeypatch):
@@ -177,7 +179,11 @@ def test_the_node_table_and_the_report_say_the_same(tmp_path, monkeypatch):
 
 # -- the interference matrix ----------------------------------------------------------------------
 def matrix_text(monkeypatch, store, run_id: int) -> str:
-    return printed(monkeypatch, scenario_views, lambda: scenario_views.print_matrix(store, run_id))
+    return printed(
+        monkeypatch,
+        scenario_views,
+        lambda: scenario_views.print_matrix(RunData.load(store, run_id)),
+    )
 
 
 def test_the_terminal_matrix_shows_the_stored_cells(tmp_path, monkeypatch):

@@ -19,13 +19,13 @@ from perfatlas.cluster import slurm
 from perfatlas.cluster.command_job import command_script
 from perfatlas.cluster.front_end import jobs_folder, new_folder
 from perfatlas.cluster.job import batch_script, make_steps
-from perfatlas.errors import UserError
-from perfatlas.launchers import LaunchOptions, SlurmOptions
-from perfatlas.machine import Machine
-from perfatlas.native import executable
-from perfatlas.runner import Planned
-from perfatlas.scenario.launch import Instance, run_together
+from perfatlas.common.errors import UserError
+from perfatlas.launch.launchers import LaunchOptions, SlurmOptions
+from perfatlas.launch.native import executable
+from perfatlas.machine.topology import Machine
+from perfatlas.plan.planned import Planned
 from perfatlas.scenario.scenario import parse
+from perfatlas.scenario.side_by_side import Instance, run_together
 
 HOSTILE = [
     "30:00\ntouch pwned",

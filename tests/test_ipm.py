@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from perfatlas.launchers import detect_flavour
-from perfatlas.native import executable
+from perfatlas.launch.launchers import detect_flavour
+from perfatlas.launch.native import executable
 from perfatlas.profile.command import library, profiled
 from perfatlas.profile.partial import region_paths
 

@@ -11,7 +11,7 @@ import json
 import pytest
 from test_ipm import Kind, by_key, kinds, run_profiled
 
-from perfatlas.native import bin_dir
+from perfatlas.launch.native import bin_dir
 
 # The calls that put bytes into the communication matrix (kinds SEND and PUT).
 MATRIX = {"MPI_Ssend", "MPI_Bsend", "MPI_Rsend", "MPI_Issend", "MPI_Send"}

@@ -16,15 +16,15 @@ from pathlib import Path
 import pytest
 from mpi_helpers import mpirun
 
-from perfatlas.isa import emulated
-from perfatlas.launchers import detect_flavour
-from perfatlas.native import executable
+from perfatlas.launch.isa import emulated
+from perfatlas.launch.launchers import detect_flavour
+from perfatlas.launch.native import executable
 from perfatlas.profile.command import library, profiled
 from perfatlas.profile.partial import read_folder
 from perfatlas.profile.profile_warnings import profile_warnings
 from perfatlas.profile.session import still_running
 from perfatlas.report import write_profile_report
-from perfatlas.store import Store
+from perfatlas.store.database import Store
 
 MAX_DEPTH = 16  # PA_IPM_MAX_DEPTH: the levels of a region stack the library keeps
 MAX_REGIONS = 64  # PA_IPM_MAX_REGIONS: region 0 and 63 named ones

@@ -1,4 +1,4 @@
-"""The CPU as Python sees it (perfatlas.isa): x86-64 and aarch64 /proc/cpuinfo, the extensions
+"""The CPU as Python sees it (perfatlas.launch.isa): x86-64 and aarch64 /proc/cpuinfo, the extensions
 (x86 flags, aarch64 HWCAP names), emulation, and the rebuild hints per architecture. Fixtures:
 tests/data/cpuinfo/ (Arm servers), and synthetic x86 text."""
 
@@ -10,7 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from perfatlas import doctor, isa
+from perfatlas.cli import doctor
+from perfatlas.launch import isa
 
 CPUINFO = Path(__file__).parent / "data" / "cpuinfo"
 GRACE = (CPUINFO / "neoverse-v2.txt").read_text()

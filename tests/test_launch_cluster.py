@@ -13,8 +13,8 @@ import pytest
 import test_slurm
 from test_slurm import Cluster, hosts_of, stored
 
-from perfatlas.native import bin_dir
-from perfatlas.store import Store
+from perfatlas.launch.native import bin_dir
+from perfatlas.store.database import Store
 
 slurm_cluster = test_slurm.slurm_cluster  # its module-scoped fixture, here as well
 

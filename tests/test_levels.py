@@ -8,12 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perfatlas.memory.analysis_levels import (
+from perfatlas.machine.caches import Cache, hwloc_caches
+from perfatlas.mem.analysis_levels import (
     MATCH_FACTOR,
-    Cache,
     compare_with_hwloc,
     detect_levels,
-    hwloc_caches,
     optimal_partition,
 )
 

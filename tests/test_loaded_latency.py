@@ -13,14 +13,16 @@ from dataclasses import replace
 import pytest
 
 from perfatlas.benchmarks import get
-from perfatlas.isa import emulated
-from perfatlas.machine import Machine
-from perfatlas.memory.analysis_loaded_latency import loaded_curves
-from perfatlas.memory.bench_loaded_latency import NEEDS_TWO_CPUS
-from perfatlas.native import executable
-from perfatlas.stats import summarize
-from perfatlas.store import Result, Store
-from perfatlas.summary import print_summary
+from perfatlas.common.stats import summarize
+from perfatlas.launch.isa import emulated
+from perfatlas.launch.native import executable
+from perfatlas.machine.topology import Machine
+from perfatlas.mem.analysis_loaded_latency import loaded_curves
+from perfatlas.mem.bench_loaded_latency import NEEDS_TWO_CPUS
+from perfatlas.store.database import Store
+from perfatlas.store.result import Result
+from perfatlas.store.run_data import RunData
+from perfatlas.terminal.run_summary import print_summary
 
 LINE = 64
 CHUNK = 64  # accesses between two publications of an injector's count (loaded_latency.c)
@@ -126,7 +128,7 @@ def test_cli_stores_a_series_with_its_section_and_table(cli, tmp_path, capsys):
     assert cli("report", "last", "-o", str(report)).code == 0
     assert "Loaded latency (mem.loaded_latency)" in report.read_text()
     capsys.readouterr()
-    print_summary(store, run_id)
+    print_summary(RunData.load(store, run_id))
     assert "loaded latency: latency vs injected bandwidth" in capsys.readouterr().out
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from mpi_helpers import mpirun, own_sentence
 
-from perfatlas.native import bin_dir, executable
+from perfatlas.launch.native import bin_dir, executable
 
 PHASES = ("dSdC", "invD", "W", "dLdC")
 SMALL = ["npix=64", "nbin=4", "lbin=3", "bsize=16", "repeat=2", "warmup=0"]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from perfatlas.native import bin_dir
+from perfatlas.launch.native import bin_dir
 
 LONG = "9" * 5000
 NOT_UTF8 = b"\xff\xfe\xc3("

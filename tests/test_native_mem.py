@@ -6,9 +6,9 @@ import subprocess
 
 import pytest
 
-from perfatlas.errors import UserError
-from perfatlas.isa import emulated
-from perfatlas.native import executable, run_json
+from perfatlas.common.errors import UserError
+from perfatlas.launch.isa import emulated
+from perfatlas.launch.native import executable, run_json
 
 FAST = ["samples=3", "min_sample_time=1ms"]
 OPS = [

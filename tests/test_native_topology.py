@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from perfatlas.errors import UserError
-from perfatlas.native import run_json
-from perfatlas.units import parse_cpu_list
+from perfatlas.common.errors import UserError
+from perfatlas.common.units import parse_cpu_list
+from perfatlas.launch.native import run_json
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from perfatlas.isa import emulated
-from perfatlas.native import executable, run_json
+from perfatlas.launch.isa import emulated
+from perfatlas.launch.native import executable, run_json
 
 SHORT = "duration=0.2"
 
@@ -180,9 +180,9 @@ def test_the_summary_has_the_noise_lines(small_run):
 
 def test_noise_of_several_nodes_is_kept_and_labelled_per_node():
     """A run on several nodes (perfatlas.cluster) stores each node's result with `host`."""
-    from perfatlas.noise.series import noise_measurements
-    from perfatlas.report.data import RunData
-    from perfatlas.store import Result
+    from perfatlas.noise.series_noise import noise_measurements
+    from perfatlas.store.result import Result
+    from perfatlas.store.run_data import RunData
 
     def result(host: str) -> Result:
         params = {"method": "fwq", "quantum": 1e-4, "duration": 1.0, "cpus": [0], "cpu": 0}

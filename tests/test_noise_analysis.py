@@ -1,12 +1,12 @@
-"""The noise analysis (perfatlas.noise.analysis) on synthetic series with known answers."""
+"""The noise analysis (perfatlas.noise.analysis_noise) on synthetic series with known answers."""
 
 import warnings
 
 import numpy as np
 import pytest
 
-from perfatlas.noise import analysis as na
-from perfatlas.stats import block_bootstrap_ratio_of_sums
+from perfatlas.common.stats import block_bootstrap_ratio_of_sums
+from perfatlas.noise import analysis_noise as na
 
 QUANTUM = 100_000.0  # ns
 

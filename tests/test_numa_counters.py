@@ -1,5 +1,5 @@
 """Local and remote DRAM accesses from hardware counters (native/common/numa_counters.c) and the
-remote-access fraction built on them (perfatlas.placement.remote_fraction).
+remote-access fraction built on them (perfatlas.machine.placement.remote_fraction).
 
 This machine is a VM without a PMU: the documents must say that nothing was counted and why, in
 the exact sentence shapes of numa_counters.c. The counted path is checked with synthetic figures;
@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from perfatlas.isa import architecture, cpuinfo_architecture, emulated, first_processor
-from perfatlas.machine import Machine
-from perfatlas.native import executable
-from perfatlas.placement import Placement, obtained, remote_fraction
+from perfatlas.launch.isa import architecture, cpuinfo_architecture, emulated, first_processor
+from perfatlas.launch.native import executable
+from perfatlas.machine.placement import Placement, obtained, remote_fraction
+from perfatlas.machine.topology import Machine
 
 SOURCE = Path(__file__).resolve().parents[1] / "native" / "common" / "numa_counters.c"
 TABLE_COVERS = "Intel Xeon from Haswell-EP to Emerald Rapids and AMD Zen 2 to Zen 5"

@@ -8,12 +8,14 @@ import subprocess
 
 import pytest
 
-from perfatlas.isa import emulated
-from perfatlas.machine import Machine
-from perfatlas.memory.analysis_numa import numa_matrices, summary_line
-from perfatlas.native import executable
+from perfatlas.launch.isa import emulated
+from perfatlas.launch.native import executable
+from perfatlas.machine.topology import Machine
+from perfatlas.mem.analysis_numa import numa_matrices, summary_line
 from perfatlas.report import write_report
-from perfatlas.store import Result, Store
+from perfatlas.store.database import Store
+from perfatlas.store.result import Result
+from perfatlas.store.run_data import RunData
 
 TINY = ["latency_bytes=1MiB", "bandwidth_bytes=2MiB", "samples=3", "min_sample_time=1ms"]
 
@@ -47,7 +49,7 @@ def test_one_launch_measures_every_cpu_node_against_every_memory_node(cli, tmp_p
 
     store = Store(cli.db)
     run_id = store.runs()[-1]["id"]
-    html = write_report(store, run_id, tmp_path / "report.html").read_text()
+    html = write_report(RunData.load(store, run_id), tmp_path / "report.html").read_text()
     section = re.search(r'<section id="numa-matrix">(.*?)</section>', html, re.S)
     assert section and "<svg" in section.group(1) and "CPU node" in section.group(1)
     assert summary_line(numa_matrices(store.results(run_id))).startswith(

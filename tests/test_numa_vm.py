@@ -21,11 +21,12 @@ from pathlib import Path
 import pytest
 from hwloc_memattrs import lstopo_memattrs
 
-from perfatlas.calibrated_topology import write_calibrated_topology
-from perfatlas.contract import validate
-from perfatlas.memory.analysis_numa import numa_matrices, summary_line
+from perfatlas.export.hwloc_export import write_calibrated_topology
+from perfatlas.launch.contract import validate
+from perfatlas.mem.analysis_numa import numa_matrices, summary_line
 from perfatlas.report import write_report
-from perfatlas.store import Store
+from perfatlas.store.database import Store
+from perfatlas.store.run_data import RunData
 
 REPO = Path(__file__).resolve().parents[1]
 NUMA_VM = Path(__file__).resolve().parents[2] / "shared" / "tools" / "numa-vm"
@@ -276,7 +277,7 @@ def test_the_numa_matrix_binds_every_cell_and_pins_every_row(guest):
         assert len(matrix.penalties()) == len(nodes) * (len(nodes) - 1)
         assert matrix.distances[(0, 1)] == distances[0][1]
     assert summary_line(matrices).startswith(f"NUMA matrix, {len(nodes)} CPU x {len(nodes)} memory")
-    html = write_report(store, run_id, folder / "report.html").read_text()
+    html = write_report(RunData.load(store, run_id), folder / "report.html").read_text()
     assert 'id="numa-matrix"' in html and html.count("penalty vs local") == 1
 
 
@@ -291,7 +292,7 @@ def test_the_calibrated_topology_has_a_value_per_cpu_node_and_memory_node(guest,
     run_id = found["matrix"]["run"]
     assert store.topology_xml(run_id)  # the guest's own, not the host's
     xml = tmp_path / "machine.xml"
-    write_calibrated_topology(store, run_id, xml)
+    write_calibrated_topology(store, RunData.load(store, run_id), xml)
     read_back = lstopo_memattrs(xml)
     node_of = _node_of(found)
     seen = set()

@@ -11,10 +11,10 @@ import subprocess
 
 import pytest
 
-from perfatlas.machine import Machine
-from perfatlas.native import executable
-from perfatlas.parbench.base import Options, plan, volumes
-from perfatlas.store import Store
+from perfatlas.launch.native import executable
+from perfatlas.machine.topology import Machine
+from perfatlas.parbench.base_data import Options, plan, volumes
+from perfatlas.store.database import Store
 
 TINY = 50_000  # bytes: every kernel fits, each pass takes microseconds
 FAST = ["samples=2", "min_sample_time=100us"]

@@ -16,9 +16,9 @@ from perfatlas.cpu.analysis_peakflops import nominal_clock, peak_rows, unmeasure
 from perfatlas.cpu.bench_peakflops import kernel_catalog, kernel_of
 from perfatlas.cpu.section_peakflops import peakflops_section
 from perfatlas.cpu.summary_peakflops import peakflops_table
-from perfatlas.native import executable
-from perfatlas.report.data import RunData
-from perfatlas.store import Store
+from perfatlas.launch.native import executable
+from perfatlas.store.database import Store
+from perfatlas.store.run_data import RunData
 
 FAST = ("samples=2", "min_sample_time=1ms")
 ALL_ISAS = ("scalar", "sse", "avx2", "avx512", "neon", "sve")  # x86-64 and aarch64

@@ -1,4 +1,4 @@
-"""Plans (perfatlas.plan): run --plan and sweep --plan on this machine; the time model."""
+"""Plans (perfatlas.plan.measurement_plan): run --plan and sweep --plan on this machine; the time model."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from perfatlas import suite as suites
 from perfatlas.benchmarks import get
-from perfatlas.machine import Machine
-from perfatlas.plan import suite_plan
-from perfatlas.plan_estimate import LAUNCH_S, MPI_START_S, launch_seconds
-from perfatlas.store import Store
-from perfatlas.suite import suite_names
+from perfatlas.machine.topology import Machine
+from perfatlas.plan import suite as suites
+from perfatlas.plan.measurement_plan import suite_plan
+from perfatlas.plan.suite import suite_names
+from perfatlas.plan.time_estimate import LAUNCH_S, MPI_START_S, launch_seconds
+from perfatlas.store.database import Store
 
 TINY = """
 [[step]]
@@ -59,7 +59,7 @@ def test_what_is_planned_is_what_run_measures(cli, tmp_path):
     suite = tmp_path / "tiny.toml"
     suite.write_text(TINY)
     plan = json.loads(cli("run", str(suite), "--plan", "--json").out)
-    assert plan["schema"] == "perfatlas.plan/1"
+    assert plan["schema"] == "perfatlas.plan.measurement_plan/1"
     planned = [(launch["benchmark"], launch["bytes"]) for launch in plan["launches"]]
     assert planned == [
         ("mem.latency", [16384, 65536]),  # a size series: one launch (docs/sizing.md)
@@ -122,3 +122,32 @@ def test_the_time_model_follows_its_parameters(machine):
     once = suite_plan("quick", suites.load("quick"), machine)
     thrice = suite_plan("quick", suites.load("quick"), machine, repeat=3)
     assert thrice.seconds == pytest.approx(3 * once.seconds)
+
+
+def test_every_benchmark_declares_its_time_estimate(machine):
+    """Knowledge on the benchmark: each declares Benchmark.estimate; none inherits a fallback,
+    and the framework's own says which benchmark lacks one."""
+    from perfatlas.benchmarks import all_benchmarks
+    from perfatlas.benchmarks.benchmark import Benchmark
+
+    for benchmark in all_benchmarks():
+        assert type(benchmark).estimate is not Benchmark.estimate, benchmark.name
+    with pytest.raises(NotImplementedError, match="example.sum declares no time estimate"):
+        Benchmark.estimate(get("example.sum"), {}, machine)
+
+
+def test_each_family_s_estimate_counts_what_its_launch_measures(machine):
+    """The models' counts: ping-pong message sizes, hotspot senders, core-to-core pairs."""
+    pingpong = get("comm.pingpong")
+    sizes = {"min_bytes": 1, "max_bytes": 8, "samples": 4, "min_sample_time": 0.001}
+    four = pingpong.estimate(sizes, machine)  # 1, 2, 4, 8 bytes
+    assert pingpong.estimate({**sizes, "min_bytes": 0}, machine) == pytest.approx(5 / 4 * four)
+    hotspot = get("comm.hotspot")
+    assert hotspot.estimate({"np": 5}, machine) == pytest.approx(
+        2 * hotspot.estimate({"np": 5, "max_senders": 2}, machine)
+    )
+    pairs = get("cpu.core_to_core")
+    all_pairs = pairs.estimate({"cpus": [0, 1, 2, 3]}, machine)  # 6 pairs
+    assert pairs.estimate({"cpus": [0, 1, 2, 3], "pairs": "first"}, machine) == pytest.approx(
+        all_pairs / 2
+    )

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from native_build import build
 
-from perfatlas.isa import architecture
-from perfatlas.native import bin_dir, run_json
+from perfatlas.launch.isa import architecture
+from perfatlas.launch.native import bin_dir, run_json
 
 ROOT = Path(__file__).resolve().parents[1]
 # x86-64 extensions and levels; an aarch64 build's check is tests/test_arm64.py's.
@@ -241,7 +241,7 @@ def test_make_passes_the_named_arch_to_the_build():
 
 
 def test_a_rank_killed_by_sigill_says_to_rebuild_for_its_host():
-    from perfatlas.launchers import Launch, get_launcher
+    from perfatlas.launch.launchers import Launch, get_launcher
 
     launch = Launch("mpirun", ["mpirun", "-np", "2", "pa-comm-pingpong"])
     crashed = (

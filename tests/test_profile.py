@@ -13,17 +13,19 @@ import pytest
 from native_build import partial_bin
 from test_ipm import mpirun_command
 
-from perfatlas.errors import UserError
-from perfatlas.launchers import MpiFlavour
-from perfatlas.native import bin_dir
+from perfatlas.common.errors import UserError
+from perfatlas.common.warning import Kind, WarningRecord
+from perfatlas.launch.launchers import MpiFlavour
+from perfatlas.launch.native import bin_dir
 from perfatlas.profile import command as command_module
 from perfatlas.profile.command import profiled
 from perfatlas.profile.documents import load_profile, load_rank
 from perfatlas.profile.partial import partial_profile, read_folder
 from perfatlas.profile.storage import headline
 from perfatlas.report import write_profile_report, write_report
-from perfatlas.store import SCHEMA_VERSION, Store
-from perfatlas.warning import Kind, WarningRecord
+from perfatlas.store.database import Store
+from perfatlas.store.run_data import RunData
+from perfatlas.store.schema import SCHEMA_VERSION
 
 
 def spread(total: float, low: float, high: float) -> dict:
@@ -512,7 +514,7 @@ def profile_report(tmp_path) -> Path:
     run_id = start(store)
     store.add_profile(run_id, ["./app", "-n", "10"], profile_document())
     store.finish_run(run_id, "complete")
-    return write_report(store, run_id, tmp_path / "report.html")
+    return write_report(RunData.load(store, run_id), tmp_path / "report.html")
 
 
 def test_the_report_draws_regions_calls_matrix_histogram_and_ranks(profile_report):

@@ -17,14 +17,14 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from test_profile import aborted_ranks, count, profile_document, start, write
 
-from perfatlas.errors import UserError
+from perfatlas.common.errors import UserError
 from perfatlas.profile.documents import check_profile, load_profile
 from perfatlas.profile.partial import read_folder
 from perfatlas.profile.profile_warnings import profile_warnings
 from perfatlas.profile.section_profile import _calls_rows, _facts, region_labels
 from perfatlas.profile.session import ending
 from perfatlas.profile.storage import headline
-from perfatlas.store import Store
+from perfatlas.store.database import Store
 
 
 def rank_files() -> list[dict]:

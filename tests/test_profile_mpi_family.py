@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from native_build import partial_bin
 
-from perfatlas.build_parts import build_parts, mpi_family
-from perfatlas.store import Store
+from perfatlas.launch.build_parts import build_parts, mpi_family
+from perfatlas.store.database import Store
 
 # The other family's compiler wrapper, launcher and name, by the build's own family.
 OTHER = {

@@ -15,7 +15,8 @@ import pytest
 
 from perfatlas.regression.direction import metric_higher_is_better
 from perfatlas.regression.verdicts import parse_tolerance
-from perfatlas.store import SCHEMA_VERSION, Store
+from perfatlas.store.database import Store
+from perfatlas.store.schema import SCHEMA_VERSION
 
 MACHINE = "0123456789abcdef"
 TOPOLOGY = {"caches": [{"level": 1, "type": "data", "size_bytes": 32 * 1024}], "pus": []}
@@ -257,3 +258,24 @@ def test_remeasure_refuses_a_run_of_another_machine(cli):
     said = cli("check", "2", "--against", "1", "--remeasure")
     assert said.code == 2 and "--remeasure measures on this machine" in said.err
     assert len(Store(cli.db, read_only=True).runs()) == 2  # no run was opened
+
+
+def test_a_stored_finding_of_an_undeclared_kind_is_said_not_skipped():
+    """A baseline stored by another version may hold a kind no source of this one declares:
+    its row says so ('not comparable'); a kind declared with no direction is left out."""
+    from perfatlas.findings.model import Finding, Interval, Sources
+    from perfatlas.regression.run_figures import run_figures
+    from perfatlas.regression.verdicts import judge
+    from perfatlas.store.run_data import RunData
+
+    def finding(kind: str) -> dict:
+        return Finding(kind, "s", 2.0, "ns", "a test", Sources(), Interval(1, 3)).as_dict()
+
+    stored = {
+        "computed_by": "perfatlas 0.0",
+        "findings": [finding("memory.gone"), finding("noise.line")],
+    }
+    (figure,) = run_figures(RunData({"id": 1}, [], stored_findings=stored))
+    assert figure.metric == "memory.gone" and figure.higher_is_better is None
+    row = judge(figure, figure, 0.05)
+    assert (row.verdict, row.note) == ("not comparable", "a kind this perfatlas does not declare")

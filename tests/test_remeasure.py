@@ -1,4 +1,4 @@
-"""Re-measurement of tripped figures (perfatlas.remeasure): on by default for the commands that
+"""Re-measurement of tripped figures (perfatlas.run.remeasure_anomalies): on by default for the commands that
 measure through the runner (run, measure, sweep), off with --no-remeasure, and the run says
 which in its context."""
 
@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 from test_comm import FAST
 
-import perfatlas.benchmarks.base
-import perfatlas.remeasure
-import perfatlas.runner
-from perfatlas.errors import UserError
+import perfatlas.benchmarks.benchmark
+import perfatlas.run.remeasure_anomalies
+import perfatlas.run.runner
+from perfatlas.common.errors import UserError
 from perfatlas.report import render_report
-from perfatlas.report.data import RunData
-from perfatlas.store import Store
+from perfatlas.store.database import Store
+from perfatlas.store.run_data import RunData
 
 SUITE = """
 description = "one cheap step"
@@ -31,12 +31,12 @@ def built(monkeypatch) -> list[bool]:
     run is opened (nothing is measured)."""
     seen: list[bool] = []
 
-    class Recorded(perfatlas.runner.Runner):
+    class Recorded(perfatlas.run.runner.Runner):
         def check(self, measurements):
             seen.append(self.remeasure)
             raise UserError("stopped by the test")
 
-    monkeypatch.setattr(perfatlas.runner, "Runner", Recorded)
+    monkeypatch.setattr(perfatlas.run.runner, "Runner", Recorded)
     return seen
 
 
@@ -64,15 +64,15 @@ def test_no_remeasure_launches_a_tripped_pattern_once_and_the_run_says_so(cli, m
     """Every comm.distance figure made to trip the rule: by default its measurement launches
     twice (the second stored as its re-measurement); with --no-remeasure once, and the run's
     context records that re-measurement was off."""
-    monkeypatch.setattr(perfatlas.remeasure, "tripped", lambda results: results)
+    monkeypatch.setattr(perfatlas.run.remeasure_anomalies, "tripped", lambda results: results)
     launches: list[str] = []
-    prepare = perfatlas.benchmarks.base.prepare_launch
+    prepare = perfatlas.benchmarks.benchmark.prepare_launch
 
     def counted(benchmark, *args, **kwargs):
         launches.append(benchmark.name)
         return prepare(benchmark, *args, **kwargs)
 
-    monkeypatch.setattr(perfatlas.benchmarks.base, "prepare_launch", counted)
+    monkeypatch.setattr(perfatlas.benchmarks.benchmark, "prepare_launch", counted)
     measure = ["measure", "comm.distance", "np=3", "bandwidth_bytes=16KiB", *FAST]
     for extra, count, remeasure in (([], 2, True), (["--no-remeasure"], 1, False)):
         launches.clear()

@@ -6,10 +6,11 @@ from importlib import resources
 
 import pytest
 
-from perfatlas.machine import Machine
+from perfatlas.machine.topology import Machine
 from perfatlas.report import write_report
-from perfatlas.store import Store
-from perfatlas.summary import print_summary
+from perfatlas.store.database import Store
+from perfatlas.store.run_data import RunData
+from perfatlas.terminal.run_summary import print_summary
 
 SECTIONS = {
     "machine": "Machine and run context",
@@ -162,7 +163,7 @@ def test_an_interrupted_run_is_marked_at_the_top(cli, tmp_path):
     store = Store(cli.db)
     run_id = store.resolve_run("last")
     store.finish_run(run_id, "interrupted")
-    html = write_report(store, run_id, tmp_path / "r.html").read_text()
+    html = write_report(RunData.load(store, run_id), tmp_path / "r.html").read_text()
     header = html.split("<main>")[0]
     assert "This run is interrupted" in header and "status-interrupted" in header
 
@@ -176,7 +177,7 @@ def test_a_report_to_an_unwritable_place_is_one_sentence(cli, tmp_path):
 
 
 def test_the_summary_shows_levels_peaks_contention_and_what_went_wrong(small_run, capsys):
-    print_summary(Store(small_run.db), small_run.run_id)
+    print_summary(RunData.load(Store(small_run.db), small_run.run_id))
     out = capsys.readouterr().out
     for text in (
         "memory levels",
@@ -207,7 +208,7 @@ def test_the_templates_ship_with_the_package():
 
 @pytest.mark.parametrize("name", list(SECTIONS))
 def test_every_expected_section_is_registered(name):
-    from perfatlas.report.registry import all_sections
+    from perfatlas.report.report_sections import all_sections
 
     assert name in {s.name for s in all_sections()}
 
@@ -224,8 +225,8 @@ def test_a_run_without_results_still_reports_the_machine(tmp_path, capsys):
         software={},
     )
     store.finish_run(run_id, "interrupted")
-    html = write_report(store, run_id, tmp_path / "r.html").read_text()
+    html = write_report(RunData.load(store, run_id), tmp_path / "r.html").read_text()
     assert outline(html).sections == ["machine", "topology"]
     assert "no result document in this run" in html and "This run is interrupted" in html
-    print_summary(store, run_id)
+    print_summary(RunData.load(store, run_id))
     assert "interrupted" in capsys.readouterr().out

@@ -1,7 +1,7 @@
 """The report sections of the application proxies (app.spsolve, app.madbench, app.spmv,
 app.sweep) after small real measurements through the CLI: each section is present with its
 figures, and its figures are the documents' and the stored samples' (exact where they can be);
-the analysis (perfatlas.apps) with exact numbers; a proxy that cannot run in this build
+the analysis (perfatlas.app) with exact numbers; a proxy that cannot run in this build
 is "not measurable here", not a failed suite."""
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 from native_build import partial_bin
 
-from perfatlas.apps import analysis_spmv as spmv_analysis
-from perfatlas.apps import analysis_sweep as sweep_analysis
-from perfatlas.apps.analysis_points import Point, phase_stack, points
-from perfatlas.apps.figures import seconds_with_ci
-from perfatlas.native import bin_dir
-from perfatlas.report.common import number
-from perfatlas.stats import ratio, summarize
-from perfatlas.store import Result, Store
-from perfatlas.units import format_size
+from perfatlas.app import analysis_spmv as spmv_analysis
+from perfatlas.app import analysis_sweep as sweep_analysis
+from perfatlas.app.analysis_points import Point, phase_stack, points
+from perfatlas.app.proxy_figures import seconds_with_ci
+from perfatlas.common.stats import ratio, summarize
+from perfatlas.common.units import format_number, format_size
+from perfatlas.launch.native import bin_dir
+from perfatlas.store.database import Store
+from perfatlas.store.result import Result
 
 
 # -- helpers --------------------------------------------------------------------------------------
@@ -189,7 +189,7 @@ def test_madbench_section_shows_phases_peak_bytes_and_checks(cli, tmp_path):
     assert checks[0]["tr D^-1"] == checks[1]["tr D^-1"]
     assert checks[0]["sum of D^-1"] == checks[1]["sum of D^-1"]
     one = by_metric(results, "app.madbench", np=1)["W_s"].document["derived"]
-    assert checks[0]["tr D^-1"] == number(one["invD_trace"], 6)
+    assert checks[0]["tr D^-1"] == format_number(one["invD_trace"], 6)
     assert "oversubscribed" not in section or "more ranks than this host has PUs" in section
 
 
@@ -220,7 +220,7 @@ def test_spsolve_without_mumps_is_not_built_here_and_cholmod_still_runs(monkeypa
     """A build without MUMPS (no libmumps-dev, or an MPICH build): solver=mumps is stored as not
     built here, with the reason the build recorded; CHOLMOD solves as before."""
     from perfatlas.benchmarks import get
-    from perfatlas.machine import Machine
+    from perfatlas.machine.topology import Machine
 
     monkeypatch.setenv("PERFATLAS_BIN_DIR", str(partial_bin(tmp_path / "bin", {"MUMPS": ()})))
     spsolve = get("app.spsolve")
@@ -272,11 +272,11 @@ def test_spmv_section_puts_models_against_measurements_and_the_roofline(cli, tmp
         variant = derived["variants"][name]
         baseline = metrics[f"{variant['baseline']}_s"]
         measured = np.median(baseline.samples) / np.median(metrics[f"{name}_s"].samples)
-        assert row["measured [95 % CI]"].startswith(f"{number(measured)} [")
-        assert row["measured (document)"] == number(variant["measured_efficiency"])
+        assert row["measured [95 % CI]"].startswith(f"{format_number(measured)} [")
+        assert row["measured (document)"] == format_number(variant["measured_efficiency"])
         expected = variant["predicted_efficiency"]
-        assert row["predicted"] == ("-" if expected is None else number(expected))
-        assert row["f"] == number(derived["f"]) and row["r"] == number(derived["r"])
+        assert row["predicted"] == ("-" if expected is None else format_number(expected))
+        assert row["f"] == format_number(derived["f"]) and row["r"] == format_number(derived["r"])
     # laplace2d n=30 in two blocks of 15 grid rows: each rank reads one grid row of the other
     assert derived["f"] == pytest.approx(60 / 4380)
     # the bound: 2 nnz flops over the bytes of the model, times the stored triad bandwidth
@@ -287,10 +287,12 @@ def test_spmv_section_puts_models_against_measurements_and_the_roofline(cli, tmp
         line["bandwidth_Bps"] == triad and "stored mem.bandwidth result" in line["bandwidth_source"]
     )
     low, high = (2 * derived["nnz"] / line[k] * triad / 1e9 for k in ("bytes_max", "bytes_min"))
-    assert roof["bound GFlop/s"] == f"{number(low)} .. {number(high)}"
+    assert roof["bound GFlop/s"] == f"{format_number(low)} .. {format_number(high)}"
     assert low == pytest.approx(line["bound_min_flops_per_s"] / 1e9, rel=1e-12)
     nonzero = (line["bytes_min"] / derived["nnz"], line["bytes_max"] / derived["nnz"])
-    assert roof["bytes per nonzero"] == f"{number(nonzero[0])} .. {number(nonzero[1])}"
+    assert (
+        roof["bytes per nonzero"] == f"{format_number(nonzero[0])} .. {format_number(nonzero[1])}"
+    )
     assert "8 B value + 4 B column index per nonzero" in section  # the model, stated
 
 
@@ -330,11 +332,11 @@ def test_sweep_section_measures_weak_scaling_efficiency_from_the_stored_grind_ti
     rows = {r["np"]: r for r in table_with(section, "measured efficiency [95 % CI]")}
     # E(2) = g(1) / g(2) on the stored medians
     expected = np.median(one.samples) / np.median(two.samples)
-    assert rows["2"]["measured efficiency [95 % CI]"].startswith(f"{number(expected)} [")
+    assert rows["2"]["measured efficiency [95 % CI]"].startswith(f"{format_number(expected)} [")
     assert rows["1"]["measured efficiency [95 % CI]"] == "1 [1, 1]"
     # 2 x 1 ranks, Nb = (6/3)(6/3) = 4 blocks per octant: 8 Nb / (8 Nb + 2) steps
     assert rows["2"]["px x py"] == "2 x 1" and rows["2"]["global grid"] == "12 x 6 x 6"
-    assert rows["2"]["model efficiency"] == f"{number(32 / 34)} (34 steps)"
+    assert rows["2"]["model efficiency"] == f"{format_number(32 / 34)} (34 steps)"
     balance = {r["np"]: r for r in table_with(section, "physical imbalance")}
     derived = two.document["derived"]
     assert balance["2"]["imbalance"] == f"{derived['balance']['relative_imbalance']:.2g}"
@@ -485,9 +487,9 @@ def test_spmv_measured_efficiency_and_roofline_bound_are_exact():
 
 
 def test_without_np_1_the_sweep_section_shows_the_documents_efficiency_and_says_why():
-    from perfatlas.apps.section_sweep import build
+    from perfatlas.app.section_sweep import build
     from perfatlas.report.blocks import Note, Table
-    from perfatlas.report.data import RunData
+    from perfatlas.store.run_data import RunData
 
     results = sweep_results(2, [8.0, 10.0, 12.0], reference_grind_ns=5.0)
     params = results[0].params

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from test_report_apps import by_metric, run_suite, section_html, table_with
 
-from perfatlas.apps import analysis_hydro
-from perfatlas.apps.comm_atlas import allreduce_ns, message_ns
-from perfatlas.apps.figures import seconds
-from perfatlas.report.common import number
-from perfatlas.stats import ratio
-from perfatlas.store import Store
+from perfatlas.app import analysis_hydro
+from perfatlas.app.comm_atlas import allreduce_ns, message_ns
+from perfatlas.app.proxy_figures import seconds
+from perfatlas.common.stats import ratio
+from perfatlas.common.units import format_number
+from perfatlas.store.database import Store
 
 SUITE = """
 [[step]]
@@ -89,14 +89,18 @@ def test_hydro_section_draws_the_model_from_the_stored_comm_atlas(cli, tmp_path)
     assert rows["2"]["model gather/scatter"] == seconds(gather)
     assert rows["1"]["model cycle"] == seconds(compute)  # one rank: no messages, no reduction
     efficiency = ratio(one["cycle_s"].samples, two["cycle_s"].samples)
-    assert rows["2"]["efficiency T(1)/T(np) [95 % CI]"].startswith(f"{number(efficiency.median)} [")
+    assert rows["2"]["efficiency T(1)/T(np) [95 % CI]"].startswith(
+        f"{format_number(efficiency.median)} ["
+    )
     assert rows["1"]["efficiency T(1)/T(np) [95 % CI]"] == "1 [1, 1]"
-    assert rows["2"]["model efficiency"] == number(compute / expected)
+    assert rows["2"]["model efficiency"] == format_number(compute / expected)
     assert rows["2"]["global grid"] == "6 x 6 x 8" and rows["2"]["most neighbours"] == "1"
     rates = {r["np"]: r for r in table_with(section, "against one process [95 % CI]")}
     assert rates["1"]["against one process [95 % CI]"] == "1 [1, 1]"
     against = ratio(two["cc_per_s_per_pe"].samples, one["cc_per_s_per_pe"].samples)
-    assert rates["2"]["against one process [95 % CI]"].startswith(f"{number(against.median)} [")
+    assert rates["2"]["against one process [95 % CI]"].startswith(
+        f"{format_number(against.median)} ["
+    )
     assert rates["2"]["processes per node"] == "2"
     assert "comm.pingpong of run" in section and "T(np) = c t_cell" in section
     # the run's stored findings state the same model against the measured cycle time

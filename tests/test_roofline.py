@@ -16,14 +16,14 @@ from hypothesis import strategies as st
 from mpi_helpers import mpirun
 from test_report_apps import section_html, table_with
 
+from perfatlas.common.stats import summarize
 from perfatlas.cpu import analysis_roofline as rl
-from perfatlas.machine import Machine
-from perfatlas.native import bin_dir, executable
+from perfatlas.launch.native import bin_dir, executable
+from perfatlas.machine.topology import Machine
 from perfatlas.report import render_report
-from perfatlas.report.data import RunData
-from perfatlas.stats import summarize
-from perfatlas.store import Store
-from perfatlas.summary import print_summary
+from perfatlas.store.database import Store
+from perfatlas.store.run_data import RunData
+from perfatlas.terminal.run_summary import print_summary
 
 KiB, MiB = 1024, 1024 * 1024
 # hwloc's caches of a made-up machine: private L1 and L2 on each of 2 cores, one shared L3
@@ -295,7 +295,7 @@ def test_the_section_draws_the_ceilings_and_tabulates_them(tmp_path, proxy_docum
     for p in roof_of(data).points:
         bound = min(32e9, p.intensity * 21e9)
         assert points[p.label]["% of bound"] == f"{100 * p.rate.median / bound:.3g} %"
-    print_summary(Store(tmp_path / "roofline.db"), data.run["id"])
+    print_summary(RunData.load(Store(tmp_path / "roofline.db"), data.run["id"]))
     out = capsys.readouterr().out
     assert "roofline" in out and "ridge point (double, memory)" in out
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 
-from perfatlas.units import parse_size_series
+from perfatlas.common.units import parse_size_series
 
 SLOW_SUITE = """
 description = "one size series: one launch, long enough to be interrupted inside it"

@@ -12,13 +12,13 @@ import subprocess
 
 import pytest
 
-from perfatlas.errors import UserError
-from perfatlas.machine import Machine
-from perfatlas.native import executable
-from perfatlas.scenario.launch import INTERVAL_S
+from perfatlas.common.errors import UserError
+from perfatlas.launch.native import executable
+from perfatlas.machine.topology import Machine
 from perfatlas.scenario.locate import Locator
 from perfatlas.scenario.matrix import NO_INTERFERENCE, NOT_JUDGED, UNDER_MIN_EFFECT, _document
 from perfatlas.scenario.scenario import parse
+from perfatlas.scenario.side_by_side import INTERVAL_S
 from perfatlas.scenario.synthesis import (
     TOLERANCE,
     Target,
@@ -27,7 +27,8 @@ from perfatlas.scenario.synthesis import (
     synthesize,
 )
 from perfatlas.scenario.variants import Variant
-from perfatlas.store import SCHEMA_VERSION, Store
+from perfatlas.store.database import Store
+from perfatlas.store.schema import SCHEMA_VERSION
 
 # -- synthesis on made-up base data ------------------------------------------------------------
 

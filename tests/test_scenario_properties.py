@@ -15,8 +15,8 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from perfatlas.errors import UserError
-from perfatlas.machine import Machine
+from perfatlas.common.errors import UserError
+from perfatlas.machine.topology import Machine
 from perfatlas.scenario.scenario import JOB_KEYS, MIX_KEYS, TARGET_KEYS, TOP_KEYS, parse
 
 MACHINE = Machine.detect()
@@ -102,7 +102,7 @@ GOOD = {
 
 
 def bounded(value) -> bool:
-    """No CPU range whose expansion alone would take long (perfatlas.units' business)."""
+    """No CPU range whose expansion alone would take long (perfatlas.common.units' business)."""
     return not re.search(r"\d{5,}", repr(value))
 
 

@@ -8,9 +8,9 @@ import sqlite3
 
 import pytest
 
-from perfatlas.errors import UserError
-from perfatlas.native import run_json
-from perfatlas.units import parse_size_series
+from perfatlas.common.errors import UserError
+from perfatlas.common.units import parse_size_series
+from perfatlas.launch.native import run_json
 
 FAST = ["samples=3", "min_sample_time=1ms"]
 KiB, MiB = 2**10, 2**20
@@ -99,7 +99,7 @@ def test_measure_stores_one_result_per_point_as_separate_launches_would(cli, tmp
 def test_a_series_that_cannot_be_measured_says_so_for_every_point(cli):
     """Remote NUMA on a one-node machine: one "not measurable" result per size (on a machine
     with several nodes, one measured result per size)."""
-    from perfatlas.machine import Machine
+    from perfatlas.machine.topology import Machine
 
     result = cli("measure", "mem.latency", "bytes=16KiB,1MiB", "node=remote", "samples=3")
     assert result.code == 0, result.err

@@ -16,16 +16,16 @@ from pathlib import Path
 import pytest
 
 from perfatlas.benchmarks import get
-from perfatlas.document_stream import DocumentStream
-from perfatlas.executors import get_executor
-from perfatlas.executors.series_points import SeriesPoints
-from perfatlas.launchers import Launch, get_launcher
-from perfatlas.machine import Machine
-from perfatlas.native import executable, run_launch
-from perfatlas.planned import Planned
-from perfatlas.runner import Runner
-from perfatlas.store import Store
-from perfatlas.units import parse_size_series
+from perfatlas.common.units import parse_size_series
+from perfatlas.launch.document_stream import DocumentStream
+from perfatlas.launch.launchers import Launch, get_launcher
+from perfatlas.launch.native import executable, run_launch
+from perfatlas.machine.topology import Machine
+from perfatlas.plan.planned import Planned
+from perfatlas.run.executor import get_executor
+from perfatlas.run.runner import Runner
+from perfatlas.run.series_points import SeriesPoints
+from perfatlas.store.database import Store
 
 FAST = ["samples=3", "min_sample_time=1ms"]
 FAST_RAW = {"samples": "3", "min_sample_time": "1ms"}

@@ -20,16 +20,17 @@ import pytest
 from netns_hosts import hosts_lock, hosts_unavailable
 
 import perfatlas
-from perfatlas.anomaly import is_remeasurement
 from perfatlas.benchmarks import get
 from perfatlas.cluster.analysis_nodes import node_groups
 from perfatlas.cluster.collect import collect
 from perfatlas.cluster.job import batch_script, make_steps
-from perfatlas.launchers import LaunchOptions, SlurmOptions
-from perfatlas.machine import Machine
-from perfatlas.native import executable
-from perfatlas.runner import Planned
-from perfatlas.store import Result, Store
+from perfatlas.common.anomaly import is_remeasurement
+from perfatlas.launch.launchers import LaunchOptions, SlurmOptions
+from perfatlas.launch.native import executable
+from perfatlas.machine.topology import Machine
+from perfatlas.plan.planned import Planned
+from perfatlas.store.database import Store
+from perfatlas.store.result import Result
 
 TOOLS = Path(__file__).resolve().parents[2] / "shared" / "tools"
 TOOL = Path(os.environ.get("PERFATLAS_SLURM_CLUSTER", TOOLS / "slurm-cluster"))
@@ -129,7 +130,7 @@ def stored(db: Path, run: str = "last") -> tuple[dict, list[Result]]:
 
 
 def hosts_of(results: list[Result], benchmark: str) -> list[str]:
-    """The hosts of a benchmark's results, its re-measurements (perfatlas.remeasure) left out."""
+    """The hosts of a benchmark's results, its re-measurements (perfatlas.run.remeasure_anomalies) left out."""
     return sorted(
         r.params["host"]
         for r in results
@@ -306,7 +307,7 @@ def test_without_slurm_a_hostfile_runs_node_level_benchmarks_on_every_host(cli, 
 
 
 def test_doctor_reports_the_scheduler_with_its_partitions(slurm_cluster):
-    from perfatlas.doctor import OK, scheduler
+    from perfatlas.cli.doctor import OK, scheduler
 
     check = scheduler()
     assert check.status == OK
@@ -315,7 +316,7 @@ def test_doctor_reports_the_scheduler_with_its_partitions(slurm_cluster):
 
 # -- without a cluster ------------------------------------------------------------------------
 def test_doctor_says_the_slurm_tools_are_missing(monkeypatch, tmp_path):
-    from perfatlas.doctor import MISSING, scheduler
+    from perfatlas.cli.doctor import MISSING, scheduler
 
     monkeypatch.setenv("PATH", str(tmp_path))
     check = scheduler()
@@ -324,7 +325,7 @@ def test_doctor_says_the_slurm_tools_are_missing(monkeypatch, tmp_path):
 
 
 def test_doctor_says_why_no_controller_answers(monkeypatch, tmp_path):
-    from perfatlas.doctor import MISSING, scheduler
+    from perfatlas.cli.doctor import MISSING, scheduler
 
     if shutil.which("sinfo") is None:  # at run time: the cluster tests above may install it
         pytest.skip(

@@ -16,8 +16,8 @@ import pytest
 from mpi_helpers import mpirun
 from netns_hosts import hosts_lock, hosts_unavailable
 
-from perfatlas.launchers import detect_flavour
-from perfatlas.native import bin_dir, executable
+from perfatlas.launch.launchers import detect_flavour
+from perfatlas.launch.native import bin_dir, executable
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOL = Path(

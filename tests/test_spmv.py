@@ -15,9 +15,9 @@ import pytest
 from mpi_helpers import mpirun
 from shared_matrices import matrix
 
-from perfatlas.isa import emulated
-from perfatlas.native import executable
-from perfatlas.store import Store
+from perfatlas.launch.isa import emulated
+from perfatlas.launch.native import executable
+from perfatlas.store.database import Store
 
 VARIANTS = ["read_element", "read_replicate", "read_shared", "write_element", "write_combine"]
 TRANSPOSED = {"local_transposed", "write_element", "write_combine"}

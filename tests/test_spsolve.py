@@ -11,7 +11,7 @@ import pytest
 from mpi_helpers import mpirun, own_sentence
 from shared_matrices import matrix
 
-from perfatlas.native import executable
+from perfatlas.launch.native import executable
 
 SPD = ["bcsstk01.mtx", "494_bus.mtx"]
 PHASES = {

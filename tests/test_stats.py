@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from perfatlas.stats import median_ci_ranks, ratio, summarize, warnings_for
-from perfatlas.warning import Kind
+from perfatlas.common.stats import median_ci_ranks, ratio, summarize, warnings_for
+from perfatlas.common.warning import Kind
 
 
 @pytest.mark.parametrize(

@@ -5,9 +5,10 @@ import sys
 
 import pytest
 
-from perfatlas.errors import UserError
-from perfatlas.store import SCHEMA_VERSION, Store
-from perfatlas.warning import Kind, WarningRecord
+from perfatlas.common.errors import UserError
+from perfatlas.common.warning import Kind, WarningRecord
+from perfatlas.store.database import Store
+from perfatlas.store.schema import SCHEMA_VERSION
 
 
 def document(value: float, bytes_: int = 4096) -> dict:
@@ -59,7 +60,7 @@ def test_not_measurable_results_keep_their_reason(tmp_path):
 def test_a_run_whose_process_died_is_marked_interrupted_and_keeps_its_results(tmp_path):
     path = tmp_path / "p.db"
     script = (
-        "import os, sys; from perfatlas.store import Store; s = Store(sys.argv[1]);"
+        "import os, sys; from perfatlas.store.database import Store; s = Store(sys.argv[1]);"
         "r = s.start_run(fingerprint='f', topology={}, context={}, suite='t', argv=[], software={});"
         "sys.path.insert(0, sys.argv[2]); from test_store import document;"
         "s.add_document(r, document(1.0), []); os._exit(9)"
@@ -92,7 +93,7 @@ def test_two_processes_can_write_the_same_database(tmp_path):
     path = tmp_path / "p.db"
     Store(path).close()
     script = (
-        "import sys; sys.path.insert(0, sys.argv[2]); from perfatlas.store import Store;"
+        "import sys; sys.path.insert(0, sys.argv[2]); from perfatlas.store.database import Store;"
         "from test_store import document, start; s = Store(sys.argv[1]);"
         "[s.add_document(start(s), document(float(i)), []) for i in range(20)]"
     )

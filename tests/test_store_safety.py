@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from bad_input import database_dump
 
-from perfatlas.errors import UserError
-from perfatlas.store import Store
+from perfatlas.common.errors import UserError
+from perfatlas.store.database import Store
 
 
 def sum_document(value: float) -> dict:

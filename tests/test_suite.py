@@ -1,7 +1,7 @@
 import pytest
 
-from perfatlas.errors import UserError
-from perfatlas.suite import expand, load, size_sweep, suite_names
+from perfatlas.common.errors import UserError
+from perfatlas.plan.suite import expand, load, size_sweep, suite_names
 
 
 class FakeMachine:
@@ -77,7 +77,7 @@ def test_sweeps_can_end_at_a_multiple_of_the_last_level_cache():
 def test_the_quick_and_apps_suites_expand_and_resolve_on_this_machine(name):
     """Every step of the suites that run the application proxies expands and its parameters
     resolve here, as `perfatlas run` does before the first measurement."""
-    from perfatlas.machine import Machine
+    from perfatlas.machine.topology import Machine
 
     machine = Machine.detect()
     measurements = expand(load(name), machine)

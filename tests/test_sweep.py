@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from perfatlas.common.stats import Ratio
 from perfatlas.experiments.analysis_comparison import PointRatio, geometric_mean_ratio, point_ratios
-from perfatlas.experiments.analysis_sweep import scaling, sweep_points
-from perfatlas.experiments.sweep import plan, schedule
-from perfatlas.placement import Placement
-from perfatlas.stats import Ratio
-from perfatlas.store import Result, Store, pool_launches
+from perfatlas.experiments.analysis_param_sweep import scaling, sweep_points
+from perfatlas.machine.placement import Placement
+from perfatlas.plan.sweep_grid import plan, schedule
+from perfatlas.store.database import Store
+from perfatlas.store.result import Result, pool_launches
 
 SPSOLVE = ["app.spsolve", "problem=laplace2d", "n=12", "repeat=3", "warmup=0"]
 
@@ -102,8 +103,8 @@ def test_geometric_mean_of_ratios_and_verdicts_against_an_expected_ratio():
 
 def test_placement_parameters_for_benchmarks_that_place_themselves():
     from perfatlas.benchmarks import get
-    from perfatlas.errors import UserError
-    from perfatlas.machine import Machine
+    from perfatlas.common.errors import UserError
+    from perfatlas.machine.topology import Machine
 
     machine = Machine.detect()
     bandwidth = get("mem.bandwidth")
@@ -223,8 +224,8 @@ def test_compare_pools_launches_and_holds_points_against_the_expected_ratio(cli,
 
 
 def test_suite_steps_with_bind_or_mempolicy_are_interleaved_sweeps(cli, tmp_path):
-    from perfatlas.machine import Machine
-    from perfatlas.suite import expand, load
+    from perfatlas.machine.topology import Machine
+    from perfatlas.plan.suite import expand, load
 
     machine = Machine.detect()
     shipped = expand(load("spsolve"), machine)

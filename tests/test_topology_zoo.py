@@ -16,12 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from perfatlas.cpu_order import close_order, cores, spread_order
-from perfatlas.isa import cpu_model
-from perfatlas.machine import Machine
+from perfatlas.launch.isa import cpu_model
+from perfatlas.machine.cpu_order import close_order, cores, spread_order
+from perfatlas.machine.topology import Machine
+from perfatlas.plan.suite import suite_names
 from perfatlas.report import write_report
-from perfatlas.store import Store
-from perfatlas.suite import suite_names
+from perfatlas.store.database import Store
+from perfatlas.store.run_data import RunData
 
 ZOO_DIR = Path(__file__).parent / "data" / "topologies"
 ZOO = sorted(path.name for path in ZOO_DIR.glob("*.xml"))
@@ -230,7 +231,7 @@ def test_the_report_draws_the_topology_of_a_zoo_run(name, on, tmp_path):
         software={},
     )
     store.finish_run(run_id, "complete")
-    html = write_report(store, run_id, tmp_path / "zoo.html").read_text()
+    html = write_report(RunData.load(store, run_id), tmp_path / "zoo.html").read_text()
     section = re.search(r'<section id="topology">(.*?)</section>', html, re.S).group(1)
     assert "not the machine that ran this" in section
     for node in machine.topology["numa_nodes"]:

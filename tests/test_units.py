@@ -1,7 +1,7 @@
 import pytest
 
-from perfatlas.errors import UserError
-from perfatlas.units import (
+from perfatlas.common.errors import UserError
+from perfatlas.common.units import (
     format_cpu_list,
     format_size,
     format_value,

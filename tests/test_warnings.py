@@ -1,4 +1,4 @@
-"""Typed warnings (perfatlas.warning): made where a doubt is detected, stored as records, migrated
+"""Typed warnings (perfatlas.common.warning): made where a doubt is detected, stored as records, migrated
 from the sentences of schema version 3, and read back by their fields in views and the report."""
 
 from __future__ import annotations
@@ -12,20 +12,22 @@ from pathlib import Path
 import pytest
 
 from perfatlas.benchmarks import get
-from perfatlas.contract import placement_warnings, result_warnings
-from perfatlas.experiments.sweep import placement_warnings as sweep_placement_warnings
-from perfatlas.export import export
-from perfatlas.machine import Machine
-from perfatlas.placement import Placement, obtained
+from perfatlas.common.stats import CV_WARNING, MIN_SAMPLES_FOR_CI, RESOLUTION_FACTOR
+from perfatlas.common.warning import Kind, WarningRecord
+from perfatlas.export.run_export import export
+from perfatlas.launch.contract import placement_warnings, result_warnings
+from perfatlas.machine.placement import Placement, obtained
+from perfatlas.machine.topology import Machine
+from perfatlas.plan.sweep_grid import placement_warnings as sweep_placement_warnings
 from perfatlas.profile.profile_warnings import profile_warnings
 from perfatlas.report import write_report
 from perfatlas.scenario.accounting import accounting
-from perfatlas.scenario.launch import Instance, Outcome
-from perfatlas.stats import CV_WARNING, MIN_SAMPLES_FOR_CI, RESOLUTION_FACTOR
-from perfatlas.store import SCHEMA_VERSION, Store
-from perfatlas.summary import print_summary
-from perfatlas.views import print_warnings
-from perfatlas.warning import Kind, WarningRecord
+from perfatlas.scenario.side_by_side import Instance, Outcome
+from perfatlas.store.database import Store
+from perfatlas.store.run_data import RunData
+from perfatlas.store.schema import SCHEMA_VERSION
+from perfatlas.terminal.run_summary import print_summary
+from perfatlas.terminal.run_views import print_warnings
 
 DATA = Path(__file__).parent / "data"
 DOCS = Path(__file__).parent.parent / "docs" / "guide" / "report-and-store.md"
@@ -122,10 +124,10 @@ def test_export_carries_the_records(tmp_path):
     store = Store(tmp_path / "p.db")
     run = store.start_run(fingerprint="f", topology={}, context={}, suite="t", argv=[], software={})
     store.add_document(run, two_metrics(), result_warnings(two_metrics()))
-    results = json.loads(export(store, run, "json"))["results"]
+    results = json.loads(export(RunData.load(store, run), "json"))["results"]
     assert results[0]["warnings"][0]["kind"] == "unstable"
     assert results[0]["warnings"][0]["metric"] == "bandwidth_bytes_s"
-    rows = list(csv.DictReader(io.StringIO(export(store, run, "csv"))))
+    rows = list(csv.DictReader(io.StringIO(export(RunData.load(store, run), "csv"))))
     assert json.loads(rows[0]["warnings"])[0]["fix"].startswith("stop other load")
     assert json.loads(rows[1]["warnings"]) == []
 
@@ -180,7 +182,7 @@ def test_the_migration_runs_once_and_a_second_open_changes_nothing(migrated):
 
 # -- read by their fields -------------------------------------------------------------------------
 def test_summary_and_show_group_the_migrated_warnings_by_kind(migrated, capsys):
-    print_summary(migrated, 2)
+    print_summary(RunData.load(migrated, 2))
     out = capsys.readouterr().out
     assert "7 warning(s) on 2 result(s)" in out
     assert "2 few samples, 2 binding not applied, 2 legacy, 1 unstable" in out
@@ -190,7 +192,7 @@ def test_summary_and_show_group_the_migrated_warnings_by_kind(migrated, capsys):
 
 
 def test_the_report_tallies_kinds_with_their_meaning_and_lists_each_fix(migrated, tmp_path):
-    html = write_report(migrated, 2, tmp_path / "r.html").read_text()
+    html = write_report(RunData.load(migrated, 2), tmp_path / "r.html").read_text()
     section = html[html.index('id="warnings"') :]
     assert "7 warning(s) on 2 result(s): 2 × few samples" in section
     assert Kind.LEGACY.meaning in section and Kind.UNSTABLE.meaning in section

@@ -5,7 +5,7 @@
  * time as everyone else's (on a fat tree the complement permutation crosses the bisection). The
  * lower rank of each pair initiates (p2p.h); all pairs share iteration counts and start every
  * sample together (a barrier of all ranks), so the samples overlap in time. A pair whose figures
- * stand apart from the others' is an anomaly (perfatlas.comm.analysis). */
+ * stand apart from the others' is an anomaly (perfatlas.comm.analysis_comm). */
 #include <stdlib.h>
 
 #include "alloc.h"

@@ -4,7 +4,7 @@
  * For each peer r = 1 .. np-1 in turn, ranks 0 and r measure a ping-pong of latency_bytes and a
  * window of bandwidth_bytes messages (p2p.h) while every other rank sleeps; so each figure is one
  * link alone, and a rank whose figures stand apart from the others' (a slow cable, a far switch,
- * a rank on a loaded core) shows as an outlier in the report (perfatlas.comm.analysis). */
+ * a rank on a loaded core) shows as an outlier in the report (perfatlas.comm.analysis_comm). */
 #include <stdlib.h>
 
 #include "comm.h"

@@ -1,5 +1,5 @@
 import sys
 
-from perfatlas.cli import main
+from perfatlas.cli.entry import main
 
 sys.exit(main())

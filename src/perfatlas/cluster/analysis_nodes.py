@@ -4,20 +4,20 @@ check of the LANL Lightning report, on the node-level results of a multi-host ru
 Node-level results carry their host among their parameters (perfatlas.cluster). Results that
 differ only in host form a group (same benchmark, metric and other parameters); noise is compared
 PU by PU, each node's figure being that PU's noise slowdown with its block-bootstrap interval
-(perfatlas.noise.analysis), every other benchmark by its median with the 95 % CI of the median.
+(perfatlas.noise.analysis_noise), every other benchmark by its median with the 95 % CI of the median.
 
 For node i with figure m_i and interval [lo_i, hi_i], and M the median of the nodes' figures:
   - per-node slowdown s_i = m_i / M where a larger figure is worse (latency, noise) and M / m_i
     where a smaller one is (bandwidth, *_Bps): 1 is the typical node, 1.2 is 20 % slower.
-  - node i is flagged by the one rule of perfatlas.anomaly: far from the other nodes (modified
+  - node i is flagged by the one rule of perfatlas.common.anomaly: far from the other nodes (modified
     z-score of its logarithm, leave-one-out, > 3.5), its interval not overlapping the interval
     of the median of the other nodes' samples pooled (noise: the envelope of their intervals),
     and m_i more than 10 % from the median of the other nodes' figures. Noise is judged on the time factor 1 + slowdown (a node whose work
     takes more than 10 % longer), not on the slowdown fraction itself.
   - a group where the rule trips, or that is too spread to tell, is re-measured
-    (perfatlas.remeasure: the same measurement on every node once more); where the run holds
+    (perfatlas.run.remeasure_anomalies: the same measurement on every node once more); where the run holds
     the re-measurement, a node is flagged only when both measurements pass the rule against the
-    other nodes, each at the better of its two (perfatlas.anomaly.each), and one the first
+    other nodes, each at the better of its two (perfatlas.common.anomaly.each), and one the first
     measurement alone flagged is withdrawn.
 Groups of fewer than 3 nodes are shown but not judged (of two, which one is odd?).
 """
@@ -29,9 +29,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from perfatlas import anomaly
-from perfatlas.anomaly import MIN_EFFECT, Estimate, is_remeasurement
-from perfatlas.store import Result, pool_launches
+from perfatlas.common import anomaly
+from perfatlas.common.anomaly import MIN_EFFECT, Estimate, is_remeasurement
+from perfatlas.store.result import Result, pool_launches
 
 MIN_NODES = anomaly.MIN_GROUP
 MIN_RELATIVE = MIN_EFFECT
@@ -59,7 +59,7 @@ class NodeGroup:
     # host -> its re-measured figure (the nodes the rule flagged, once re-measured)
     remeasured: dict[str, NodeFigure] = field(default_factory=dict)
     withdrawn: dict[str, float] = field(default_factory=dict)  # flagged, not confirmed
-    unsettled: bool = False  # to be re-measured (perfatlas.anomaly.unsettled)
+    unsettled: bool = False  # to be re-measured (perfatlas.common.anomaly.unsettled)
 
     def confirmed(self, host: str) -> bool | None:
         """Whether a flagged or withdrawn node's re-measurement confirmed it; None: not yet
@@ -83,11 +83,6 @@ class NodeGroup:
         return value / self.median if self.higher_is_worse else self.median / value
 
 
-def flag_nodes(figures: list[NodeFigure], noise: bool = False) -> dict[str, float]:
-    """The rule of the module docstring: host -> m_i / median of the others - 1."""
-    return {figures[v.index].host: v.relative for v in _verdicts(figures, noise) if v.anomalous}
-
-
 def _estimates(figures: list[NodeFigure], noise: bool) -> list[Estimate]:
     """The nodes' figures as the rule judges them: noise on the time factor 1 + slowdown (no
     plain samples: its interval is a block bootstrap), the others with their samples."""
@@ -97,7 +92,7 @@ def _estimates(figures: list[NodeFigure], noise: bool) -> list[Estimate]:
 
 
 def _verdicts(figures: list[NodeFigure], noise: bool) -> list[anomaly.Verdict]:
-    """perfatlas.anomaly's verdicts; noise reported back as the slowdown's own relative
+    """perfatlas.common.anomaly's verdicts; noise reported back as the slowdown's own relative
     deviation."""
     verdicts = anomaly.judge(_estimates(figures, noise))
     if not noise:
@@ -117,7 +112,7 @@ def _confirm(
     figures: list[NodeFigure], again: list[NodeFigure], noise: bool, higher_is_worse: bool
 ) -> tuple[dict[str, float], dict[str, NodeFigure], dict[str, float], bool]:
     """Flagged nodes, their re-measured figures, the withdrawn ones (found by the first
-    measurement only), and whether the group is to be re-measured (perfatlas.anomaly)."""
+    measurement only), and whether the group is to be re-measured (perfatlas.common.anomaly)."""
     verdicts = _verdicts(figures, noise)
     tripped = {figures[v.index].host for v in verdicts if v.anomalous}
     if not again:
@@ -150,8 +145,8 @@ def _confirm(
 def _figure(result: Result) -> NodeFigure | None:
     host = str(result.params["host"])
     if result.benchmark == "noise":
-        from perfatlas.noise import analysis as noise_analysis
-        from perfatlas.noise.series import series_of
+        from perfatlas.noise import analysis_noise as noise_analysis
+        from perfatlas.noise.series_noise import series_of
 
         ratio = noise_analysis.slowdown_interval(series_of(result))
         return NodeFigure(host, ratio.median, ratio.ci_lo, ratio.ci_hi, result)
@@ -161,7 +156,7 @@ def _figure(result: Result) -> NodeFigure | None:
 
 
 def _label(result: Result) -> str:
-    from perfatlas.report.data import params_label
+    from perfatlas.benchmarks.result_label import params_label
 
     label = params_label(result)
     return " ".join(word for word in label.split() if not word.startswith("host="))

@@ -3,7 +3,7 @@
 A node-level step gives one document per node, labelled with the node it ran on (`host` among the
 parameters, so nodes never pool together, and in the document's `job` block); an MPI step gives
 rank 0's document(s), whose placement already says where every rank ran. Repetitions are pooled
-per node as `--repeat` pools local launches (perfatlas.planned.merge_repeats).
+per node as `--repeat` pools local launches (perfatlas.plan.planned.merge_repeats).
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from perfatlas.cluster.job import Step
-from perfatlas.cluster.per_node import error_tail, node_name, read_per_node
-from perfatlas.contract import validate
-from perfatlas.errors import UserError
-from perfatlas.launchers import get_launcher
-from perfatlas.planned import merge_repeats
-from perfatlas.warning import WarningRecord
+from perfatlas.common.errors import UserError
+from perfatlas.common.warning import WarningRecord
+from perfatlas.launch.contract import validate
+from perfatlas.launch.launchers import get_launcher
+from perfatlas.launch.per_node import error_tail, node_name, read_per_node
+from perfatlas.plan.planned import merge_repeats
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """One command as a Slurm job of its own: a perfatlas command run on a compute node
-(perfatlas.executors.elsewhere). sbatch runs the batch script on the allocation's first node, so
+(perfatlas.cluster.executor_elsewhere). sbatch runs the batch script on the allocation's first node, so
 the command runs there directly; inside an allocation already, the script runs here and starts
 the command on a node with srun. The job asks for its nodes exclusively: a scenario measures
 interference, and another job on the node would be part of it."""
@@ -13,9 +13,9 @@ from pathlib import Path
 
 from perfatlas.cluster.front_end import cancel_if_hopeless, poll_s, start_job
 from perfatlas.cluster.job import sbatch_lines
-from perfatlas.cluster.sbatch_values import command_line
-from perfatlas.launchers import LaunchOptions
-from perfatlas.progress import console
+from perfatlas.common.progress import console
+from perfatlas.launch.launchers import LaunchOptions
+from perfatlas.launch.sbatch_values import command_line
 
 
 def command_script(argv: list[str], options: LaunchOptions, folder: Path, name: str) -> str:

@@ -4,12 +4,14 @@ nodes section and the terminal's node table say a node's verdict as written here
 
 from __future__ import annotations
 
-from perfatlas.anomaly import ROBUST_Z_LIMIT, remeasure_label
 from perfatlas.cluster.analysis_nodes import MIN_NODES, MIN_RELATIVE, NodeGroup, node_groups
+from perfatlas.common.anomaly import ROBUST_Z_LIMIT, remeasure_label
+from perfatlas.common.units import format_number
+from perfatlas.findings.finding_sources import Better, finding_source
 from perfatlas.findings.model import Finding, from_results, interval_of
-from perfatlas.findings.registry import finding_source
-from perfatlas.report.common import number
-from perfatlas.report.data import RunData
+from perfatlas.run.remeasure_anomalies import judges_figures
+from perfatlas.store.result import Result
+from perfatlas.store.run_data import RunData
 
 RULE = (
     f"A node is flagged when its figure is far from the others' (modified z-score of its "
@@ -29,10 +31,10 @@ RULE = (
 def figure_text(unit: str, value: float) -> str:
     """A node's figure in its unit: noise slowdown (a fraction) in %, byte/s in GB/s."""
     if unit == "fraction":
-        return f"{number(100 * value)} %"
+        return f"{format_number(100 * value)} %"
     if unit == "byte/s":
-        return f"{number(value / 1e9)} GB/s"
-    return f"{number(value)} {unit}"
+        return f"{format_number(value / 1e9)} GB/s"
+    return f"{format_number(value)} {unit}"
 
 
 def verdict(group: NodeGroup, host: str) -> str:
@@ -57,7 +59,7 @@ def group_name(group: NodeGroup) -> str:
     return f"{group.benchmark} {group.label} {group.metric}"
 
 
-@finding_source("node asymmetry", 55)
+@finding_source("node asymmetry", 55, {"cluster.node_slowdown": Better.LOWER})
 def node_findings(data: RunData) -> list[Finding]:
     found = []
     for group in node_groups(data.results):
@@ -156,3 +158,10 @@ def nodes_sentence(found: list[Finding]) -> tuple[str, bool] | None:
     if judged:
         return f"No asymmetry between nodes in {len(judged)} group(s) of figures.", False
     return None
+
+
+@judges_figures
+def unsettled_nodes(results: list[Result]) -> set[int]:
+    """A figure of each node group too spread to tell, or with a node that deviates: the group's
+    measurement is launched again (node_groups)."""
+    return {g.figures[0].result.id for g in node_groups(results) if g.unsettled}

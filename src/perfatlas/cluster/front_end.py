@@ -22,16 +22,16 @@ from pathlib import Path
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from perfatlas.benchmarks.base import series_points
+from perfatlas.benchmarks.benchmark import series_points
 from perfatlas.cluster import slurm
 from perfatlas.cluster.collect import collect
 from perfatlas.cluster.job import Step, batch_script, make_steps
-from perfatlas.contract import validate
-from perfatlas.errors import UserError
-from perfatlas.launchers import LaunchOptions
-from perfatlas.planned import Destination, Planned
-from perfatlas.progress import console
-from perfatlas.safe_names import check_name, check_path_text
+from perfatlas.common.errors import UserError
+from perfatlas.common.progress import console
+from perfatlas.common.safe_names import check_name, check_path_text
+from perfatlas.launch.contract import validate
+from perfatlas.launch.launchers import LaunchOptions
+from perfatlas.plan.planned import Destination, Planned
 
 
 def poll_s() -> float:

@@ -3,7 +3,7 @@
 With `--launcher mpirun` and a hostfile (--hostfile, or one among --mpirun-args), a node-level
 benchmark (memory, noise) is started once on every host by mpirun itself: Open MPI maps one
 process per node (--map-by ppr:1:node), MPICH's hydra takes -ppn 1. The executable needs no MPI;
-mpirun only starts it, under the wrapper of perfatlas.cluster.per_node, so every host writes its
+mpirun only starts it, under the wrapper of perfatlas.launch.per_node, so every host writes its
 own document into a folder shared with the hosts (perfatlas-jobs/ beside the database, or
 $PERFATLAS_JOB_DIR) and each document is labelled with the host that wrote it. MPI benchmarks
 launch as with the mpirun launcher.
@@ -18,13 +18,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from perfatlas.benchmarks.prepare_launch import prepare_launch
 from perfatlas.cluster.collect import label_host
-from perfatlas.cluster.per_node import error_tail, hostfile_hosts, node_name, read_per_node
-from perfatlas.errors import UserError
-from perfatlas.launch_plan import prepare_launch
-from perfatlas.launchers import Launch, LaunchOptions, get_launcher
-from perfatlas.machine import Machine
-from perfatlas.placement import Placement
+from perfatlas.common.errors import UserError
+from perfatlas.launch.launchers import Launch, LaunchOptions, get_launcher
+from perfatlas.launch.per_node import error_tail, hostfile_hosts, node_name, read_per_node
+from perfatlas.machine.placement import Placement
+from perfatlas.machine.topology import Machine
 
 
 def on_every_host(

@@ -21,12 +21,12 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from perfatlas.cluster.sbatch_values import command_line, directive
-from perfatlas.launch_plan import prepare_launch
-from perfatlas.launchers import Launch, LaunchOptions, SlurmOptions, get_launcher
-from perfatlas.machine import Machine
-from perfatlas.planned import Planned
-from perfatlas.safe_names import check_name
+from perfatlas.benchmarks.prepare_launch import prepare_launch
+from perfatlas.common.safe_names import check_name
+from perfatlas.launch.launchers import Launch, LaunchOptions, SlurmOptions, get_launcher
+from perfatlas.launch.sbatch_values import command_line, directive
+from perfatlas.machine.topology import Machine
+from perfatlas.plan.planned import Planned
 
 # step FOLDER COMMAND...: runs COMMAND with its output in FOLDER, then writes its exit status
 # (atomically, by rename): the front end imports a launch once its status file is there.
@@ -96,7 +96,7 @@ def make_steps(
 
 
 def sbatch_lines(options: SlurmOptions, job_folder: Path, name: str) -> list[str]:
-    """The #SBATCH lines; their values checked or quoted (perfatlas.cluster.sbatch_values)."""
+    """The #SBATCH lines; their values checked or quoted (perfatlas.launch.sbatch_values)."""
     wanted = {
         "job-name": check_name(name, "the Slurm job name"),
         "nodes": options.nodes or 1,

@@ -9,8 +9,8 @@ from perfatlas.cluster.findings_nodes import NODE_HEADER, RULE, host_of, node_ro
 from perfatlas.findings.compute import run_findings
 from perfatlas.findings.model import Finding, of_kind
 from perfatlas.report.blocks import Block, Note, Table
-from perfatlas.report.data import RunData
-from perfatlas.report.registry import section
+from perfatlas.report.report_sections import section
+from perfatlas.store.run_data import RunData
 
 
 def _verdict_note(found: list[Finding]) -> Note | None:

@@ -13,10 +13,10 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from perfatlas.cluster.sbatch_values import check_words
-from perfatlas.errors import UserError
-from perfatlas.launchers import SlurmOptions
-from perfatlas.text_file import regular_file_problem
+from perfatlas.common.errors import UserError
+from perfatlas.common.text_file import regular_file_problem
+from perfatlas.launch.launchers import SlurmOptions
+from perfatlas.launch.sbatch_values import check_words
 
 NO_SLURM = "install the Slurm client tools, or use --launcher mpirun with a hostfile"
 TIMEOUT_S = 30.0

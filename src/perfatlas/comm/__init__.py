@@ -1,9 +1,21 @@
-"""MPI communication: the comm.* benchmarks, their analysis, report sections and summary tables.
+"""perfatlas.comm: MPI communication: the comm.* benchmarks (pingpong, allreduce, barrier, rma,
+distance, complement, hotspot), the analysis of anomalous ranks, pairs and links and of how
+collectives grow, their findings, report sections and terminal tables. It may import every
+layer below the domains and no other domain (perfatlas.app uses its MPI benchmark base).
 
-mpi             what the MPI benchmarks share: np, the mpirun launcher, labels
-bench_*         the benchmarks: pingpong, collectives, rma, distance, complement, hotspot
-analysis        links, anomalies and growth from the stored results
-series          a run's comm results as series and figures (sections and summary share it)
-section_*       the report sections: p2p, collectives, rma, patterns
-summary_comm    the terminal tables
+  analysis_comm.py        anomalous ranks, pairs, senders and hosts; growth of collectives
+  bench_collectives.py    comm.allreduce and comm.barrier against the process count
+  bench_complement.py     comm.complement: rank i with rank np-1-i, all pairs at once
+  bench_distance.py       comm.distance: rank 0 to every other rank, one pair at a time
+  bench_hotspot.py        comm.hotspot: k senders stream to one receiver
+  bench_pingpong.py       comm.pingpong: point-to-point latency and bandwidth by size
+  bench_rma.py            comm.rma: MPI-3 one-sided get, put and shared-memory latency
+  findings_comm.py        findings: ping-pong, anomalies, suspect hosts, collective growth
+  mpi.py                  what the MPI benchmarks share: MpiBenchmark, np, the mpirun launcher
+  section_collectives.py  section: collectives against process count, growth check
+  section_p2p.py          section: point-to-point latency and bandwidth
+  section_patterns.py     section: distance, hotspot, complement and their anomalies
+  section_rma.py          section: one-sided latency
+  series_comm.py          a run's comm results as series and figures (sections and tables)
+  summary_comm.py         terminal tables: latency, bandwidth, collectives, RMA, anomalies
 """

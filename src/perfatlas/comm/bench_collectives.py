@@ -4,17 +4,18 @@ Process counts: every P from min_processes to np when np <= 16, else the powers 
 for each P the first P ranks form a sub-communicator (MPI_Comm_split), so every count is measured
 with the same placement (the other ranks sleep). Each rank times its own calls; every rank's
 samples are kept, so results give min, median and max across ranks and samples. The report fits
-latency against log2 P and against P (perfatlas.comm.analysis.growth).
+latency against log2 P and against P (perfatlas.comm.analysis_comm.growth).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from perfatlas.benchmarks.base import register
+from perfatlas.benchmarks.benchmark import register
+from perfatlas.benchmarks.time_model import comm_seconds, doublings, process_counts
 from perfatlas.comm.mpi import MpiBenchmark
-from perfatlas.errors import UserError
-from perfatlas.machine import Machine
+from perfatlas.common.errors import UserError
+from perfatlas.machine.topology import Machine
 
 
 class _Collective(MpiBenchmark):
@@ -47,6 +48,12 @@ class CommAllreduce(_Collective):
                 "and at most max_bytes"
             )
 
+    def estimate(self, params: dict[str, Any], machine: Machine) -> float:
+        """One measurement per process count and message size."""
+        low, high = int(params.get("min_bytes") or 8), int(params.get("max_bytes") or 8)
+        ranks = int(params.get("np") or 2)
+        return comm_seconds(params, process_counts(ranks) * doublings(low, high))
+
 
 @register
 class CommBarrier(_Collective):
@@ -55,3 +62,7 @@ class CommBarrier(_Collective):
     fixed_args = ("op=barrier",)
     label_keys = ("np", "processes")
     withheld = ("op", "min_bytes", "max_bytes")  # a barrier moves no data
+
+    def estimate(self, params: dict[str, Any], machine: Machine) -> float:
+        """One measurement per process count."""
+        return comm_seconds(params, process_counts(int(params.get("np") or 2)))

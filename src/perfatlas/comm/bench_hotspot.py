@@ -6,15 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfatlas.benchmarks.base import register
+from perfatlas.benchmarks.benchmark import register
+from perfatlas.benchmarks.time_model import comm_seconds
 from perfatlas.comm.mpi import MpiBenchmark
-from perfatlas.errors import UserError
-from perfatlas.machine import Machine
+from perfatlas.common.errors import UserError
+from perfatlas.machine.topology import Machine
 
 
 @register
 class CommHotspot(MpiBenchmark):
     name = "comm.hotspot"
+    anomaly_judged = True
     summary = "MPI bandwidth per sender when k = 1 .. max_senders ranks send to rank 0 at once"
     executable = "pa-comm-hotspot"
     metrics = {"bandwidth_per_sender_Bps": "byte/s", "aggregate_bandwidth_Bps": "byte/s"}
@@ -34,3 +36,8 @@ class CommHotspot(MpiBenchmark):
         if "senders" in params:  # a document: k, not the maximum
             params = {k: v for k, v in params.items() if k != "max_senders"}
         return super().label(params)
+
+    def estimate(self, params: dict[str, Any], machine: Machine) -> float:
+        """One measurement per number of senders."""
+        senders = int(params.get("max_senders") or 0) or int(params.get("np") or 2) - 1
+        return comm_seconds(params, senders)

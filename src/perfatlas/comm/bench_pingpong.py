@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfatlas.benchmarks.base import register
+from perfatlas.benchmarks.benchmark import register
+from perfatlas.benchmarks.time_model import comm_seconds, doublings
 from perfatlas.comm.mpi import MpiBenchmark
-from perfatlas.errors import UserError
-from perfatlas.machine import Machine
+from perfatlas.common.errors import UserError
+from perfatlas.machine.topology import Machine
 
 
 @register
@@ -38,3 +39,8 @@ class CommPingPong(MpiBenchmark):
             raise UserError(f"{self.name}: min_bytes exceeds max_bytes")
         if params["max_bytes"] > 2**30:
             raise UserError(f"{self.name}: max_bytes is above the largest message, 1 GiB")
+
+    def estimate(self, params: dict[str, Any], machine: Machine) -> float:
+        """One measurement per message size: 0 if asked, then doublings up to max_bytes."""
+        low, high = int(params.get("min_bytes") or 0), int(params.get("max_bytes") or 4 << 20)
+        return comm_seconds(params, (1 if low == 0 else 0) + doublings(max(low, 1), high))

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfatlas.benchmarks.base import register
+from perfatlas.benchmarks.benchmark import register
+from perfatlas.benchmarks.time_model import comm_seconds, doublings
 from perfatlas.comm.mpi import MpiBenchmark
-from perfatlas.errors import UserError
-from perfatlas.machine import Machine
+from perfatlas.common.errors import UserError
+from perfatlas.machine.topology import Machine
 
 
 @register
@@ -35,3 +36,7 @@ class CommRma(MpiBenchmark):
         if "case" in params:  # a document: its own case, not the selection
             params = {k: v for k, v in params.items() if k != "cases"}
         return super().label(params)
+
+    def estimate(self, params: dict[str, Any], machine: Machine) -> float:
+        """4 cases x get/put x 3 types x counts 1, 2, 4 .. max_count."""
+        return comm_seconds(params, 4 * 2 * 3 * doublings(1, int(params.get("max_count") or 64)))

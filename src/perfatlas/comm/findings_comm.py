@@ -1,14 +1,13 @@
 """Findings of the communication analyses: ping-pong latency and peak bandwidth, anomalous ranks,
 pairs and senders, suspect hosts (their link), and how collectives grow with the process count
-(perfatlas.comm.analysis, perfatlas.comm.series); and the anomaly and growth findings read back as
+(perfatlas.comm.analysis_comm, perfatlas.comm.series_comm); and the anomaly and growth findings read back as
 rows and sentences, which the report's sections and the terminal's tables both show."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from perfatlas.anomaly import MIN_GROUP, remeasure_label
-from perfatlas.comm.analysis import (
+from perfatlas.comm.analysis_comm import (
     MIN_RELATIVE_DEVIATION,
     ROBUST_Z_LIMIT,
     Anomaly,
@@ -16,8 +15,11 @@ from perfatlas.comm.analysis import (
     Figure,
     find_anomalies,
 )
-from perfatlas.comm.series import CollectiveLine, collective_lines, pingpong_figures
+from perfatlas.comm.series_comm import CollectiveLine, collective_lines, pingpong_figures
+from perfatlas.common.anomaly import MIN_GROUP, remeasure_label
+from perfatlas.common.units import format_number, format_size
 from perfatlas.findings.compute import RunFindings
+from perfatlas.findings.finding_sources import Better, finding_source
 from perfatlas.findings.model import (
     MEDIAN_CI,
     Finding,
@@ -26,10 +28,9 @@ from perfatlas.findings.model import (
     median_interval,
     median_of,
 )
-from perfatlas.findings.registry import finding_source
-from perfatlas.report.common import number
-from perfatlas.report.data import RunData
-from perfatlas.units import format_size
+from perfatlas.run.remeasure_anomalies import judges_figures
+from perfatlas.store.result import Result
+from perfatlas.store.run_data import RunData
 
 ANOMALY_METHOD = (
     f"leave-one-out robust z of ln(figure) against its group > {ROBUST_Z_LIMIT} (Iglewicz & "
@@ -43,7 +44,14 @@ SUSPECT_METHOD = "every figure involving the host is an anomaly for the worse, o
 GROWTH_METHOD = "least squares against log2 P and against P; the better fit leaves <= half the RSS"
 
 
-@finding_source("comm ping-pong", 50)
+@finding_source(
+    "comm ping-pong",
+    50,
+    {
+        "comm.pingpong_latency": Better.LOWER,
+        "comm.pingpong_bandwidth": Better.HIGHER,
+    },
+)
 def pingpong_findings(data: RunData) -> list[Finding]:
     found = []
     for f in pingpong_figures(data):
@@ -107,7 +115,17 @@ def _anomaly(a: Anomaly, report: AnomalyReport) -> Finding:
     )
 
 
-@finding_source("comm anomalies", 51)
+@finding_source(
+    "comm anomalies",
+    51,
+    {
+        "comm.anomaly": Better.NEITHER,
+        "comm.withdrawn": Better.NEITHER,
+        "comm.suspect_host": Better.NEITHER,
+        "comm.no_anomaly": Better.NEITHER,
+        "comm.not_judged": Better.NEITHER,
+    },
+)
 def anomaly_findings(data: RunData) -> list[Finding]:
     report = find_anomalies(data.results)
     found = [_anomaly(a, report) for a in report.anomalies]
@@ -173,7 +191,7 @@ def _not_judged(label: str, figures: list[Figure]) -> Finding:
     )
 
 
-@finding_source("comm collectives", 52)
+@finding_source("comm collectives", 52, {"comm.collective_growth": Better.NEITHER})
 def growth_findings(data: RunData) -> list[Finding]:
     found = []
     for line in collective_lines(data):
@@ -217,7 +235,7 @@ def shown(value: float | None, unit: str) -> str:
     """A finding's figure as the tables show it (its unit us as µs)."""
     if value is None:
         return "-"
-    return f"{number(value)} {'µs' if unit == 'us' else unit}"
+    return f"{format_number(value)} {'µs' if unit == 'us' else unit}"
 
 
 def _with_interval(value: float | None, bounds: list | None, unit: str) -> str:
@@ -286,3 +304,9 @@ def growth_verdict(found: RunFindings, line: CollectiveLine) -> str:
     the run has none): the report's growth table and the terminal's collectives table."""
     finding = found.of_sources("comm.collective_growth").get(from_results(*line.results).results)
     return "-" if finding is None or not finding.verdict else finding.verdict
+
+
+@judges_figures
+def anomalous_ranks(results: list[Result]) -> set[int]:
+    """The distance, complement and hotspot figures to measure again (find_anomalies)."""
+    return set(find_anomalies(results).to_remeasure)

@@ -11,13 +11,13 @@ from __future__ import annotations
 import shutil
 from typing import Any, ClassVar
 
-from perfatlas.benchmarks.base import Benchmark, DocumentSink, Param
-from perfatlas.errors import UserError
-from perfatlas.launchers import MPI_MISSING, LaunchOptions
-from perfatlas.machine import Machine
-from perfatlas.native import bin_dir
-from perfatlas.placement import Placement
-from perfatlas.units import format_size
+from perfatlas.benchmarks.benchmark import Benchmark, DocumentSink, Param
+from perfatlas.common.errors import UserError
+from perfatlas.common.units import format_size
+from perfatlas.launch.launchers import MPI_MISSING, LaunchOptions
+from perfatlas.launch.native import bin_dir
+from perfatlas.machine.placement import Placement
+from perfatlas.machine.topology import Machine
 
 RANKS_PER_PU_WITHOUT_HOSTS = 8  # beyond this on one host, np is surely a typo
 

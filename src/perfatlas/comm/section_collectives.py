@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from perfatlas.comm.analysis import FLAT_RATIO, GROWTH_MIN_SPAN, GROWTH_WIN_FACTOR
+from perfatlas.comm.analysis_comm import FLAT_RATIO, GROWTH_MIN_SPAN, GROWTH_WIN_FACTOR
 from perfatlas.comm.findings_comm import growth_verdict
-from perfatlas.comm.series import (
+from perfatlas.comm.series_comm import (
     COLLECTIVES,
     CollectiveLine,
     collective_lines,
     per_rank_medians,
     placement_details,
 )
+from perfatlas.common.units import format_number
 from perfatlas.findings.compute import RunFindings, run_findings
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Figure, Table
-from perfatlas.report.common import few_samples_note, number, value_with_ci
-from perfatlas.report.data import Curve, RunData
-from perfatlas.report.registry import section
+from perfatlas.report.cells import few_samples_note, value_with_ci
+from perfatlas.report.report_sections import section
+from perfatlas.report.series import Curve
+from perfatlas.store.run_data import RunData
 
 
 def _vs_processes(lines: list[CollectiveLine]) -> str:
@@ -114,15 +116,17 @@ def _rows(lines: list[CollectiveLine]) -> list[list[str]]:
         for r in line.results:
             ranks = per_rank_medians(r)
             spread = (
-                f"{number(min(ranks) * 1e-3)} .. {number(max(ranks) * 1e-3)} µs" if ranks else "-"
+                f"{format_number(min(ranks) * 1e-3)} .. {format_number(max(ranks) * 1e-3)} µs"
+                if ranks
+                else "-"
             )
             rows.append(
                 [
                     line.label,
                     str(r.params["processes"]),
                     value_with_ci(r, 1e-3, "µs"),
-                    f"{number(r.min * 1e-3)} µs",
-                    f"{number(r.max * 1e-3)} µs",
+                    f"{format_number(r.min * 1e-3)} µs",
+                    f"{format_number(r.max * 1e-3)} µs",
                     spread,
                     str(r.n),
                 ]
@@ -137,8 +141,8 @@ def _growth_rows(lines: list[CollectiveLine], found: RunFindings) -> list[list[s
     for line in lines:
         g = line.growth
         fits = (
-            f"{number(g.log_fit.intercept * 1e-3)} + {number(g.log_fit.slope * 1e-3)} log2 P µs; "
-            f"{number(g.linear_fit.intercept * 1e-3)} + {number(g.linear_fit.slope * 1e-3)} P µs"
+            f"{format_number(g.log_fit.intercept * 1e-3)} + {format_number(g.log_fit.slope * 1e-3)} log2 P µs; "
+            f"{format_number(g.linear_fit.intercept * 1e-3)} + {format_number(g.linear_fit.slope * 1e-3)} P µs"
             if g.log_fit
             else "-"
         )

@@ -5,19 +5,20 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import FuncFormatter
 
-from perfatlas.comm.series import (
+from perfatlas.comm.series_comm import (
     PINGPONG,
     pingpong_figures,
     pingpong_series,
     placement_details,
     ranks_context,
 )
+from perfatlas.common.units import format_number, format_size
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Details, Figure, Table
-from perfatlas.report.common import few_samples_note, number, value_with_ci
-from perfatlas.report.data import Curve, RunData, Series
-from perfatlas.report.registry import section
-from perfatlas.units import format_size
+from perfatlas.report.cells import few_samples_note, value_with_ci
+from perfatlas.report.report_sections import section
+from perfatlas.report.series import Curve, Series
+from perfatlas.store.run_data import RunData
 
 GB = 1e9
 ZERO_AT = 0.5  # where a 0-byte message sits on the log2 size axis
@@ -119,7 +120,7 @@ def _headline_rows(data: RunData) -> list[list[str]]:
                 f"{format_size(small.params['bytes'])}: {value_with_ci(small, 1e-3, 'µs')}"
                 if small
                 else "-",
-                f"{number(small.min * 1e-3)} µs" if small else "-",
+                f"{format_number(small.min * 1e-3)} µs" if small else "-",
                 f"{value_with_ci(f.peak, 1 / GB, 'GB/s')} at {format_size(f.peak.params['bytes'])}"
                 if f.peak
                 else "-",
@@ -145,7 +146,7 @@ def _all_rows(latency: list[Series], bandwidth: list[Series]) -> list[list[str]]
                     s.label,
                     format_size(r.params["bytes"]),
                     value_with_ci(r, 1e-3, "µs"),
-                    f"{number(r.min * 1e-3)} µs",
+                    f"{format_number(r.min * 1e-3)} µs",
                     value_with_ci(bw, 1 / GB, "GB/s") if bw else "-",
                     str(window or "-"),
                     f"{r.n}" + (f" / {bw.n}" if bw else ""),

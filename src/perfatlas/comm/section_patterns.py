@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from perfatlas.comm.analysis import MIN_RELATIVE_DEVIATION, ROBUST_Z_LIMIT
+from perfatlas.comm.analysis_comm import MIN_RELATIVE_DEVIATION, ROBUST_Z_LIMIT
 from perfatlas.comm.findings_comm import (
     ANOMALY_HEADER,
     anomalies_sentence,
@@ -15,16 +15,16 @@ from perfatlas.comm.findings_comm import (
     not_judged_sentence,
     suspect_sentence,
 )
-from perfatlas.comm.series import link, pair_hosts, placement_details
+from perfatlas.comm.series_comm import link, pair_hosts, placement_details
+from perfatlas.common.units import format_number, format_size
 from perfatlas.findings.compute import run_findings
 from perfatlas.findings.model import Finding, of_kind
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Details, Figure, Note, Table
-from perfatlas.report.common import few_samples_note, number, value_with_ci
-from perfatlas.report.data import RunData
-from perfatlas.report.registry import section
-from perfatlas.store import Result
-from perfatlas.units import format_size
+from perfatlas.report.cells import few_samples_note, value_with_ci
+from perfatlas.report.report_sections import section
+from perfatlas.store.result import Result
+from perfatlas.store.run_data import RunData
 
 GB = 1e9
 METRICS = {"latency_ns": ("latency (µs)", 1e-3), "bandwidth_Bps": ("bandwidth (GB/s)", 1 / GB)}
@@ -135,7 +135,7 @@ def _hotspot_figure(data: RunData) -> str:
 
 
 def _curve(label: str, results: list[Result], color):
-    from perfatlas.report.data import Curve
+    from perfatlas.report.series import Curve
 
     return Curve(
         label,
@@ -169,7 +169,7 @@ def _hotspot_rows(data: RunData) -> list[list[str]]:
             [
                 str(r.params["senders"]),
                 value_with_ci(r, 1 / GB, "GB/s"),
-                f"{number(min(medians) / GB)} .. {number(max(medians) / GB)} GB/s",
+                f"{format_number(min(medians) / GB)} .. {format_number(max(medians) / GB)} GB/s",
                 value_with_ci(agg, 1 / GB, "GB/s") if agg else "-",
                 ", ".join(
                     dict.fromkeys((r.document.get("derived") or {}).get("sender_links") or [])

@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import FuncFormatter
 
-from perfatlas.comm.series import CASE_TITLES, placement_details, rma_results, rma_unmeasurable
+from perfatlas.comm.series_comm import CASE_TITLES, placement_details, rma_results, rma_unmeasurable
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Details, Figure, Note, Table
-from perfatlas.report.common import few_samples_note, value_with_ci
-from perfatlas.report.data import Curve, RunData
-from perfatlas.report.registry import section
-from perfatlas.store import Result
+from perfatlas.report.cells import few_samples_note, value_with_ci
+from perfatlas.report.report_sections import section
+from perfatlas.report.series import Curve
+from perfatlas.store.result import Result
+from perfatlas.store.run_data import RunData
 
 OPS = {"get": "MPI_Get + flush", "put": "MPI_Put + flush", "load_store": "shared-memory store/load"}
 TYPE_STYLE = {"double": "-", "int": "--", "char": ":"}

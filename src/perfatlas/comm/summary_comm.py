@@ -7,18 +7,17 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
-from perfatlas.anomaly import MIN_EFFECT, ROBUST_Z_LIMIT
 from perfatlas.comm import findings_comm as stated
-from perfatlas.comm.series import CASE_TITLES, collective_lines, pingpong_figures, rma_results
+from perfatlas.comm.series_comm import CASE_TITLES, collective_lines, pingpong_figures, rma_results
+from perfatlas.common.anomaly import MIN_EFFECT, ROBUST_Z_LIMIT
+from perfatlas.common.units import format_number, format_size
 from perfatlas.findings.compute import run_findings
 from perfatlas.findings.model import of_kind
 from perfatlas.findings.render import figure_text
-from perfatlas.report.common import number
-from perfatlas.report.data import RunData
-from perfatlas.store import Result
-from perfatlas.summary_tables import summary_table
-from perfatlas.units import format_size
-from perfatlas.views import titled_table
+from perfatlas.store.result import Result
+from perfatlas.store.run_data import RunData
+from perfatlas.terminal.run_views import titled_table
+from perfatlas.terminal.summary_registry import summary_table
 
 MAX_ANOMALY_ROWS = 8
 
@@ -26,7 +25,7 @@ MAX_ANOMALY_ROWS = 8
 def _ci(result: Result | None, scale: float, unit: str) -> str:
     if result is None or result.median is None:
         return "-"
-    m, lo, hi = (number(v * scale) for v in (result.median, result.ci_lo, result.ci_hi))
+    m, lo, hi = (format_number(v * scale) for v in (result.median, result.ci_lo, result.ci_hi))
     return f"{m} {unit} [dim][{lo}, {hi}][/]"
 
 
@@ -52,8 +51,8 @@ def pingpong_table(data: RunData) -> Table | None:
         at = f"{format_size(f.smallest.params['bytes'])}: " if latency and f.smallest else ""
         table.add_row(
             f.label,
-            at + figure_text(latency, number, dim=True, unit="µs"),
-            figure_text(peak, number, dim=True, unit="GB/s"),
+            at + figure_text(latency, format_number, dim=True, unit="µs"),
+            figure_text(peak, format_number, dim=True, unit="GB/s"),
             format_size(f.peak.params["bytes"]) if f.peak else "-",
             format_size(half) if half is not None else "-",
         )
@@ -77,7 +76,7 @@ def collectives_table(data: RunData) -> Table | None:
         smallest[line.benchmark] = min(smallest.get(line.benchmark, line.bytes), line.bytes)
     for line in [line for line in lines if line.bytes == smallest[line.benchmark]]:
         cells = ", ".join(
-            f"{r.params['processes']}: {number(r.median * 1e-3)} µs" for r in line.results
+            f"{r.params['processes']}: {format_number(r.median * 1e-3)} µs" for r in line.results
         )
         table.add_row(line.label, cells, escape(stated.growth_verdict(found, line)))
     return table

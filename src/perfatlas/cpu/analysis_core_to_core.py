@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from perfatlas.stats import Summary, summarize
-from perfatlas.store import Result
+from perfatlas.common.stats import Summary, summarize
+from perfatlas.store.result import Result
 
 BENCHMARK = "cpu.core_to_core"
 LEVEL_GAP = 1.25  # a jump of 25 % between sorted pair medians starts a new level

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from perfatlas.report.data import RunData
-from perfatlas.store import Result
+from perfatlas.store.result import Result
+from perfatlas.store.run_data import RunData
 
 BENCHMARK = "cpu.peakflops"
 ISA_ORDER = ("scalar", "sse", "neon", "avx2", "sve", "avx512")  # narrow to wide

@@ -31,10 +31,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from perfatlas.apps.analysis_points import Point, points
-from perfatlas.memory.analysis_levels import MEMORY_FACTOR
-from perfatlas.stats import summarize
-from perfatlas.store import Result
+from perfatlas.app.analysis_points import Point, points
+from perfatlas.common.stats import summarize
+from perfatlas.mem.analysis_levels import MEMORY_FACTOR
+from perfatlas.store.result import Result
 
 PEAKFLOPS, FLOP_RATE = "cpu.peakflops", "flop_rate"
 BANDWIDTH, BANDWIDTH_METRIC = "mem.bandwidth", "bandwidth_Bps"
@@ -126,7 +126,7 @@ def cache_levels(topology: dict, llc_bytes: int | None = None) -> list[CacheLeve
 
 
 def effective_llc(run: dict) -> int | None:
-    """The effective LLC that sized the run (perfatlas.memory.cache_probe), None where hwloc's
+    """The effective LLC that sized the run (perfatlas.mem.cache_probe), None where hwloc's
     did: in a VM or beside noisy neighbours one thread may use far less than hwloc says."""
     llc = (run.get("context") or {}).get("llc") or {}
     return (

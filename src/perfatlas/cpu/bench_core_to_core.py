@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfatlas.benchmarks.base import Benchmark, register
-from perfatlas.cpu_order import cores
-from perfatlas.errors import UserError
-from perfatlas.machine import Machine
-from perfatlas.units import format_cpu_list
+from perfatlas.benchmarks.benchmark import Benchmark, register
+from perfatlas.benchmarks.time_model import samples
+from perfatlas.common.errors import UserError
+from perfatlas.common.units import format_cpu_list
+from perfatlas.machine.cpu_order import cores
+from perfatlas.machine.topology import Machine
+
+CALIBRATION = 6  # a pair's calibration, in samples (Benchmark.estimate)
 
 NEEDS_TWO = "not measurable here: core-to-core latency needs two CPUs"
 
@@ -68,3 +71,13 @@ class CoreToCore(Benchmark):
         if "initiator" in params:
             return f"cpu {params['initiator']} -> cpu {params['responder']}"
         return super().label(params)
+
+    def estimate(self, params: dict[str, Any], machine: Machine) -> float:
+        """Per pair (n(n-1)/2 of n CPUs, n-1 with pairs=first) and direction the samples, and
+        the calibration (three sessions per growth step: about CALIBRATION samples), each of
+        min_sample_time."""
+        n = len(params.get("cpus") or machine.pus)
+        pairs = n - 1 if params.get("pairs") == "first" else n * (n - 1) // 2
+        directions = 1 if params.get("directions") == "one" else 2
+        sample = float(params.get("min_sample_time") or 2e-4)
+        return pairs * (directions * samples(params, 15) + CALIBRATION) * sample

@@ -15,9 +15,10 @@ from dataclasses import replace
 from functools import cache
 from typing import Any
 
-from perfatlas.benchmarks.base import Benchmark, int_param, register
-from perfatlas.machine import Machine
-from perfatlas.native import bin_dir, run_json
+from perfatlas.benchmarks.benchmark import Benchmark, int_param, register
+from perfatlas.benchmarks.time_model import sampled_seconds
+from perfatlas.launch.native import bin_dir, run_json
+from perfatlas.machine.topology import Machine
 
 LACKS_ENV = "PERFATLAS_PEAKFLOPS_LACKS"  # ISAs to treat as missing (tests)
 # Every ISA of every architecture, so that one suite serves them all: those of another
@@ -106,3 +107,7 @@ class PeakFlops(Benchmark):
             here = k["not_measurable"] or f"{k['lanes']} lanes"
             lines.append(f"  {k['isa']:7s} {k['precision']:7s} {k['operations']:8s} {here}")
         return lines
+
+    def estimate(self, params: dict[str, Any], machine: Machine) -> float:
+        """Samples of min_sample_time each (no buffer)."""
+        return sampled_seconds(params)

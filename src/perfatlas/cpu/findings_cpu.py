@@ -7,19 +7,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from perfatlas.common.units import format_number
 from perfatlas.cpu.analysis_core_to_core import BENCHMARK as CORE_TO_CORE
 from perfatlas.cpu.analysis_core_to_core import LEVEL_GAP, core_matrix, groups_found
 from perfatlas.cpu.analysis_peakflops import PeakRow, peak_rows, vector_operations
 from perfatlas.findings.compute import RunFindings
+from perfatlas.findings.finding_sources import Better, finding_source
 from perfatlas.findings.model import MEDIAN_CI, Finding, from_results, median_of, of_kind
-from perfatlas.findings.registry import finding_source
 from perfatlas.findings.render import figure_text
-from perfatlas.report.common import number
-from perfatlas.report.data import RunData
-from perfatlas.store import Result
+from perfatlas.store.result import Result
+from perfatlas.store.run_data import RunData
 
 
-@finding_source("peakflops", 36)
+@finding_source("peakflops", 36, {"cpu.peakflops": Better.HIGHER})
 def peakflops_findings(data: RunData) -> list[Finding]:
     found = []
     for row in peak_rows(data):
@@ -46,7 +46,7 @@ def peakflops_findings(data: RunData) -> list[Finding]:
     return found
 
 
-@finding_source("core-to-core", 35)
+@finding_source("core-to-core", 35, {"cpu.core_to_core_level": Better.LOWER})
 def core_to_core_findings(data: RunData) -> list[Finding]:
     matrix = core_matrix(data.measured(CORE_TO_CORE))
     if matrix is None:
@@ -93,7 +93,7 @@ def peak_cells(found: RunFindings, row: PeakRow, counts: list[int], dim: bool) -
     def of(result: Result | None) -> Finding | None:
         return None if result is None else by_result.get(result.id)
 
-    cells = [figure_text(of(row.by_threads.get(t)), number, dim) for t in counts]
+    cells = [figure_text(of(row.by_threads.get(t)), format_number, dim) for t in counts]
     return cells + _per_core(of(row.single_thread))
 
 
@@ -103,7 +103,7 @@ def _per_core(one_thread: Finding | None) -> list[str]:
     per_cycle, lanes = one_thread.details.get("flop_per_cycle"), one_thread.details.get("lanes")
     if per_cycle is None or not lanes:
         return ["no nominal clock", "-"]
-    return [number(per_cycle), number(vector_operations(per_cycle, lanes))]
+    return [format_number(per_cycle), format_number(vector_operations(per_cycle, lanes))]
 
 
 LEVEL_HEADER = ("level", "pair medians", "pairs", "groups found", "against hwloc")
@@ -116,7 +116,7 @@ def level_rows(found: RunFindings) -> list[list[str]]:
     for k, f in enumerate(of_kind(found.findings, "cpu.core_to_core_level")):
         d = f.details
         span = (
-            f"{number(d['low_ns'])} .. {number(d['high_ns'])} ns"
+            f"{format_number(d['low_ns'])} .. {format_number(d['high_ns'])} ns"
             if d.get("low_ns") is not None and d.get("high_ns") is not None
             else "-"
         )

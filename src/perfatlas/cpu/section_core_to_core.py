@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.patches import Rectangle
 
+from perfatlas.common.units import format_number
 from perfatlas.cpu.analysis_core_to_core import (
     SYMMETRY_ALPHA,
     CoreMatrix,
@@ -18,9 +19,9 @@ from perfatlas.cpu.findings_cpu import LEVEL_HEADER, level_rows
 from perfatlas.findings.compute import run_findings
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Figure, Note, Table
-from perfatlas.report.common import few_samples_note, number
-from perfatlas.report.data import RunData
-from perfatlas.report.registry import section
+from perfatlas.report.cells import few_samples_note
+from perfatlas.report.report_sections import section
+from perfatlas.store.run_data import RunData
 
 PAIR_TABLE_MAX = 28  # pairs listed one by one up to this many (8 CPUs)
 
@@ -69,10 +70,12 @@ def _pair_rows(matrix: CoreMatrix) -> list[list[str]]:
     for (a, b), pooled in matrix.pairs.items():
         directions = [matrix.directed.get(d) for d in ((a, b), (b, a))]
         cells = [
-            f"{number(r.median)} [{number(r.ci_lo)}, {number(r.ci_hi)}]" if r else "-"
+            f"{format_number(r.median)} [{format_number(r.ci_lo)}, {format_number(r.ci_hi)}]"
+            if r
+            else "-"
             for r in directions
         ]
-        both = f"{number(pooled.median)} [{number(pooled.ci_lo)}, {number(pooled.ci_hi)}]"
+        both = f"{format_number(pooled.median)} [{format_number(pooled.ci_lo)}, {format_number(pooled.ci_hi)}]"
         rows.append([f"{a} - {b}", *cells, both])
     return rows
 

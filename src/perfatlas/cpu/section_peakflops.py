@@ -16,8 +16,9 @@ from perfatlas.cpu.findings_cpu import peak_cells
 from perfatlas.findings.compute import run_findings
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Figure, Note, Table
-from perfatlas.report.data import Curve, RunData
-from perfatlas.report.registry import section
+from perfatlas.report.report_sections import section
+from perfatlas.report.series import Curve
+from perfatlas.store.run_data import RunData
 
 GFLOP = 1e9  # flop/s per Gflop/s
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from perfatlas.common.units import format_number, format_size
 from perfatlas.cpu.analysis_roofline import (
     BANDWIDTH,
     MEMORY,
@@ -20,10 +21,8 @@ from perfatlas.cpu.analysis_roofline import (
 )
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Figure, Note, Table
-from perfatlas.report.common import number
-from perfatlas.report.data import RunData
-from perfatlas.report.registry import section
-from perfatlas.units import format_size
+from perfatlas.report.report_sections import section
+from perfatlas.store.run_data import RunData
 
 GIGA = 1e9  # GFLOP/s = 10^9 flop/s, GB/s = 10^9 byte/s (SI, docs/architecture.md)
 MARKERS = {"app.spmv": "o", "app.madbench": "s", "app.sweep": "^"}
@@ -35,7 +34,7 @@ def run_roofline(data: RunData) -> Roofline:
 
 
 def estimate_text(rate: Estimate, unit: str) -> str:
-    m, lo, hi = (number(v / GIGA) for v in (rate.median, rate.lo, rate.hi))
+    m, lo, hi = (format_number(v / GIGA) for v in (rate.median, rate.lo, rate.hi))
     return f"{m} [{lo}, {hi}] {unit}"
 
 
@@ -177,7 +176,7 @@ def _bandwidth_row(roof: Roofline, b: BandwidthCeiling, compute: int | None) -> 
         f"bandwidth {b.level}",
         str(b.threads),
         estimate_text(b.rate, "GB/s"),
-        "-" if ridge is None else number(ridge),
+        "-" if ridge is None else format_number(ridge),
         f"{BANDWIDTH} {b.op}, {len(b.sizes)} working set{'s' * (len(b.sizes) > 1)} {sizes}",
     ]
 
@@ -191,11 +190,11 @@ def points_rows(roof: Roofline) -> list[list[str]]:
             [
                 p.label,
                 str(p.cores),
-                f"{number(p.intensity)} ({number(p.intensity_low)} without reuse)"
+                f"{format_number(p.intensity)} ({format_number(p.intensity_low)} without reuse)"
                 if p.intensity_low != p.intensity
-                else number(p.intensity),
+                else format_number(p.intensity),
                 estimate_text(p.rate, "GFLOP/s"),
-                "-" if limit is None else f"{number(limit[0] / GIGA)} GFLOP/s",
+                "-" if limit is None else f"{format_number(limit[0] / GIGA)} GFLOP/s",
                 "-" if limit is None else f"{100 * p.rate.median / limit[0]:.3g} %",
                 "-" if limit is None else limit[1],
             ]

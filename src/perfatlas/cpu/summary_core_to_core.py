@@ -9,9 +9,9 @@ from rich.table import Table
 from perfatlas.cpu.analysis_core_to_core import core_matrix
 from perfatlas.cpu.findings_cpu import LEVEL_HEADER, level_rows
 from perfatlas.findings.compute import run_findings
-from perfatlas.report.data import RunData
-from perfatlas.summary_tables import summary_table
-from perfatlas.views import titled_table
+from perfatlas.store.run_data import RunData
+from perfatlas.terminal.run_views import titled_table
+from perfatlas.terminal.summary_registry import summary_table
 
 
 @summary_table("core-to-core", 36, ("cpu.core_to_core",))

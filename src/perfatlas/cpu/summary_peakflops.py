@@ -8,9 +8,9 @@ from rich.table import Table
 from perfatlas.cpu.analysis_peakflops import BENCHMARK, peak_rows, thread_counts
 from perfatlas.cpu.findings_cpu import peak_cells
 from perfatlas.findings.compute import run_findings
-from perfatlas.report.data import RunData
-from perfatlas.summary_tables import summary_table
-from perfatlas.views import titled_table
+from perfatlas.store.run_data import RunData
+from perfatlas.terminal.run_views import titled_table
+from perfatlas.terminal.summary_registry import summary_table
 
 
 @summary_table("peakflops", 37, (BENCHMARK,))

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from perfatlas.common.units import format_number
 from perfatlas.cpu.analysis_roofline import BANDWIDTH, MEMORY, PEAKFLOPS, PROXIES, PROXY_PRECISION
 from perfatlas.cpu.section_roofline import estimate_text, points_rows, run_roofline, scopes
-from perfatlas.report.common import number
-from perfatlas.report.data import RunData
-from perfatlas.summary_tables import summary_table
-from perfatlas.views import titled_table
+from perfatlas.store.run_data import RunData
+from perfatlas.terminal.run_views import titled_table
+from perfatlas.terminal.summary_registry import summary_table
 
 
 # A run with cpu.peakflops and no mem.bandwidth has no roofline to print: the table is built for
@@ -36,7 +36,9 @@ def roofline_table(data: RunData) -> Table | None:
             table.add_row("memory bandwidth", str(bandwidth), estimate_text(memory.rate, "GB/s"))
         ridge = roof.ridge(PROXY_PRECISION, compute, MEMORY, bandwidth_threads=bandwidth)
         if ridge is not None:
-            table.add_row("ridge point (double, memory)", str(compute), f"{number(ridge)} flop/B")
+            table.add_row(
+                "ridge point (double, memory)", str(compute), f"{format_number(ridge)} flop/B"
+            )
     for label, cores, intensity, measured, _, percent, limited in points_rows(roof):
         text = f"{measured} at {intensity} flop/B"
         if percent != "-":

@@ -1,7 +1,7 @@
 """Two runs compared (perfatlas compare): per-point and per-benchmark ratios with intervals.
 
 - A point is a result of run B and the result of run A with the same benchmark, parameters and
-  metric; a sweep's launches of one point are pooled first (store.pool_launches). Its ratio is
+  metric; a sweep's launches of one point are pooled first (store.result.pool_launches). Its ratio is
   median(B) / median(A) with a percentile-bootstrap 95 % interval (stats.ratio).
 - A benchmark's ratio (per metric) is the geometric mean of its points' ratios, with a bootstrap
   interval over the points (resampling points, seeded), since points of one benchmark are the
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perfatlas.stats import CONFIDENCE, Ratio, ratio
-from perfatlas.store import Result, pool_launches
+from perfatlas.common.stats import CONFIDENCE, Ratio, ratio
+from perfatlas.store.result import Result, pool_launches
 
 
 @dataclass(frozen=True)

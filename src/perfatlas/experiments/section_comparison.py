@@ -8,6 +8,8 @@ import json
 
 import numpy as np
 
+from perfatlas.benchmarks.result_label import params_label
+from perfatlas.common.units import format_number, format_value
 from perfatlas.experiments.analysis_comparison import (
     PointRatio,
     benchmark_ratios,
@@ -16,10 +18,9 @@ from perfatlas.experiments.analysis_comparison import (
 )
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Details, Figure, Note, Table
-from perfatlas.report.common import number
-from perfatlas.report.data import Curve, RunData, params_label
-from perfatlas.report.registry import section
-from perfatlas.units import format_value
+from perfatlas.report.report_sections import section
+from perfatlas.report.series import Curve
+from perfatlas.store.run_data import RunData
 
 SERIES_PER_FIGURE = 6
 
@@ -38,7 +39,7 @@ def _runs(data: RunData) -> Table:
 
 
 def _ratio_text(r) -> str:
-    return f"{number(r.median)} [{number(r.ci_lo)}, {number(r.ci_hi)}]"
+    return f"{format_number(r.median)} [{format_number(r.ci_lo)}, {format_number(r.ci_hi)}]"
 
 
 def _per_benchmark(points: list[PointRatio]) -> Table:

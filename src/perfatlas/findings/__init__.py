@@ -1,11 +1,12 @@
-"""Findings as data (schema perfatlas.findings/1): what each analysis concludes about a run, typed
-(kind, subject, value with its interval, unit, method, the stored results it came from), stored
-with the run, shown by `perfatlas show`, exported, printed by `perfatlas measure` and drawn by the
-report (docs/guide/findings.md).
+"""perfatlas.findings: the Finding framework: findings as data (schema perfatlas.findings/1), each
+a typed conclusion of an analysis about a run with its interval, method and source results,
+computed from the stored results, stored with the run, and rendered as text and CSV
+(docs/guide/findings.md). It may import every layer up to perfatlas.plan, and no domain: domains
+register their sources with @finding_source in findings_*.py modules, found by discovery.
 
-  model     the Finding and its Interval
-  registry  @finding_source: each domain package's findings_*.py registers its adapters
-  compute   a run's findings, from its stored results (deterministic), and their document
-  render    the terminal table and the findings CSV
-  findings.schema.json   the JSON Schema of the document
+  compute.py            a run's findings: computed by every source, or read back as stored
+  finding_sources.py    @finding_source: the registry of the domains' finding sources
+  model.py              Finding and Interval, and helpers that make them from results
+  render.py             findings as text cells and as CSV
+  findings.schema.json  the JSON Schema of the findings document
 """

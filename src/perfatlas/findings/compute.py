@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from perfatlas import __version__
+from perfatlas.findings.finding_sources import all_sources
 from perfatlas.findings.model import Finding
-from perfatlas.findings.registry import all_sources
-from perfatlas.report.data import RunData
-from perfatlas.store import Result, Store
+from perfatlas.store.database import Store
+from perfatlas.store.result import Result
+from perfatlas.store.run_data import RunData
 
 SCHEMA = "perfatlas.findings/1"
 
@@ -24,7 +25,14 @@ def compute_findings(data: RunData) -> list[Finding]:
     """Every source's findings about the run, in source order."""
     found: list[Finding] = []
     for source in all_sources():
-        found += source.build(data)
+        made = source.build(data)
+        for finding in made:
+            if finding.kind not in source.kinds:
+                raise ValueError(
+                    f"finding source '{source.name}' made a finding of kind '{finding.kind}', "
+                    "which it does not declare (finding_source kinds)"
+                )
+        found += made
     return found
 
 
@@ -63,11 +71,14 @@ class RunFindings:
         }
 
 
-def store_findings(store: Store, run_id: int) -> RunFindings:
-    """Compute the run's findings and store them with it (replacing any stored before)."""
-    data = RunData.load(store, run_id)
+def store_findings(store: Store, data: RunData) -> RunFindings:
+    """Compute the run's findings and store them with it (replacing any stored before); `data`
+    keeps them, as read back from the store."""
+    run_id = int(data.run["id"])
     found = RunFindings(run_id, "stored", f"perfatlas {__version__}", compute_findings(data))
     store.set_findings(run_id, found.document())
+    data.stored_findings = found.document()
+    data.memo["findings"] = found
     return found
 
 
@@ -90,8 +101,3 @@ def _run_findings(data: RunData) -> RunFindings:
             [Finding.from_dict(f) for f in stored.get("findings", [])],
         )
     return RunFindings(run_id, "recomputed", f"perfatlas {__version__}", compute_findings(data))
-
-
-def findings_of_run(store: Store, run_id: int) -> RunFindings:
-    """The findings of a stored run (show, export): as stored, else recomputed."""
-    return run_findings(RunData.load(store, run_id))

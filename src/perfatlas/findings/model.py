@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from perfatlas.stats import CONFIDENCE, Ratio, median_ci_ranks
-from perfatlas.store import Result
+from perfatlas.common.stats import CONFIDENCE, Ratio, median_ci_ranks
+from perfatlas.store.result import Result
 
 SEVERITIES = ("info", "notice", "warning")
 

@@ -1,5 +1,5 @@
-"""Findings on the terminal (a table) and as CSV (one row per finding: export --format
-findings-csv)."""
+"""Findings as text: a value with its interval, its coverage, a table cell; and as CSV (one row per
+finding: export --format findings-csv). The terminal's table of them: perfatlas.terminal.findings_table."""
 
 from __future__ import annotations
 
@@ -7,13 +7,10 @@ import csv
 import io
 from collections.abc import Callable
 
-from rich.markup import escape
-from rich.table import Table
-
+from perfatlas.common.stats import CONFIDENCE
+from perfatlas.common.units import format_number
 from perfatlas.findings.compute import RunFindings
 from perfatlas.findings.model import Finding
-from perfatlas.report.common import number
-from perfatlas.stats import CONFIDENCE
 
 CSV_COLUMNS = (
     "run_id",
@@ -32,16 +29,15 @@ CSV_COLUMNS = (
     "results",
     "scenarios",
 )
-_MARKUP = {"warning": "red", "notice": "yellow"}
 
 
 def value_text(f: Finding) -> str:
     """'12.3 % [11.9, 12.8]', or the value alone (and '-' without one)."""
     if f.value is None:
         return "-"
-    text = f"{number(f.value, 4)} {f.unit}".rstrip()
+    text = f"{format_number(f.value, 4)} {f.unit}".rstrip()
     if f.interval is not None:
-        text += f" [{number(f.interval.low, 4)}, {number(f.interval.high, 4)}]"
+        text += f" [{format_number(f.interval.low, 4)}, {format_number(f.interval.high, 4)}]"
     return text
 
 
@@ -58,7 +54,10 @@ def coverage_text(f: Finding) -> str:
 
 
 def figure_text(
-    f: Finding | None, form: Callable[[float], str] = number, dim: bool = False, unit: str = ""
+    f: Finding | None,
+    form: Callable[[float], str] = format_number,
+    dim: bool = False,
+    unit: str = "",
 ) -> str:
     """A finding's value (and `unit`) and interval as a table cell, each bound written by `form`:
     '1.234 µs [1.100, 1.300]'; '-' without the finding or its value; `dim`: the interval in rich's
@@ -70,34 +69,6 @@ def figure_text(
         return value
     bounds = f"[{form(f.interval.low)}, {form(f.interval.high)}]"
     return f"{value} " + (f"[dim]{bounds}[/]" if dim else bounds)
-
-
-def findings_table(found: RunFindings, kinds: tuple[str, ...] = ()) -> Table:
-    """The findings of a run (those whose kind starts with one of `kinds`, if given)."""
-    from perfatlas.views import titled_table
-
-    origin = "stored with the run" if found.origin == "stored" else "recomputed from its results"
-    table = titled_table(
-        f"findings of run {found.run_id} ({origin})",
-        "kind",
-        "subject",
-        escape("value [interval]"),
-        "coverage",
-        "verdict",
-    )
-    for f in found.findings:
-        if kinds and not f.kind.startswith(kinds):
-            continue
-        color = _MARKUP.get(f.severity)
-        verdict = escape(f.verdict or "")
-        table.add_row(
-            f.kind,
-            escape(f.subject),
-            escape(value_text(f)),
-            escape(coverage_text(f)),
-            f"[{color}]{verdict}[/]" if color and verdict else verdict,
-        )
-    return table
 
 
 def findings_csv(found: RunFindings) -> str:

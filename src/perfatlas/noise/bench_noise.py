@@ -3,7 +3,7 @@
 Fixed work quantum (`method=fwq`: every quantum's duration, Sottile & Minnich; LLNL FWQ) or fixed
 time quantum (`method=ftq`: the work done in every interval), one pinned thread per PU, all PUs
 of `cpus` measuring at once. The samples are the raw time series; slowdown, detour distribution,
-spectrum and the bulk-synchronous model are computed from them (perfatlas.noise.analysis).
+spectrum and the bulk-synchronous model are computed from them (perfatlas.noise.analysis_noise).
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from perfatlas.benchmarks.base import Benchmark, Param, register
-from perfatlas.contract import placement_warnings
-from perfatlas.errors import UserError
-from perfatlas.machine import Machine
-from perfatlas.units import format_cpu_list, parse_cpu_list
-from perfatlas.warning import Kind, WarningRecord
+from perfatlas.benchmarks.benchmark import Benchmark, Param, register
+from perfatlas.common.errors import UserError
+from perfatlas.common.units import format_cpu_list, parse_cpu_list
+from perfatlas.common.warning import Kind, WarningRecord
+from perfatlas.launch.contract import placement_warnings
+from perfatlas.machine.topology import Machine
 
 DEFAULT_QUANTUM = {"fwq": 100e-6, "ftq": 1e-3}  # FWQ work quantum; FTQ interval (seconds)
 SHORTEST_QUANTUM = {"fwq": 1e-6, "ftq": 100e-6}  # FTQ: 1000 units of >= 100 ns per interval
@@ -165,3 +165,7 @@ class Noise(Benchmark):
                 )
             )
         return found
+
+    def estimate(self, params: dict[str, Any], machine: Machine) -> float:
+        """Its duration."""
+        return float(params.get("duration") or 0)

@@ -1,16 +1,16 @@
 """Findings of the noise analysis: each PU's slowdown with its interval, its strongest spectral
-lines, and the BSP cost at scale (perfatlas.noise.series, perfatlas.noise.analysis); and the
+lines, and the BSP cost at scale (perfatlas.noise.series_noise, perfatlas.noise.analysis_noise); and the
 slowdown and BSP findings read back as the report's and the terminal's noise tables show them."""
 
 from __future__ import annotations
 
+from perfatlas.common.units import format_number
 from perfatlas.findings.compute import RunFindings
+from perfatlas.findings.finding_sources import Better, finding_source
 from perfatlas.findings.model import Finding, Sources, from_results, of_kind, ratio_of
-from perfatlas.findings.registry import finding_source
-from perfatlas.noise.analysis import GRANULARITIES_NS, PROCESSES, Line
-from perfatlas.noise.series import CoreNoise, NoiseMeasurement, noise_measurements
-from perfatlas.report.common import number
-from perfatlas.report.data import RunData
+from perfatlas.noise.analysis_noise import GRANULARITIES_NS, PROCESSES, Line
+from perfatlas.noise.series_noise import CoreNoise, NoiseMeasurement, noise_measurements
+from perfatlas.store.run_data import RunData
 
 STRONGEST_LINES = 3  # lines per PU, by band power
 SLOWDOWN_METHOD = (
@@ -34,9 +34,9 @@ def slowdown_text(finding: Finding | None, dim: bool = False) -> str:
     if finding is None or finding.value is None:
         return "-"
     if finding.interval is None:
-        return f"{number(finding.value)} %"
-    bounds = f"[{number(finding.interval.low)}, {number(finding.interval.high)}]"
-    return f"{number(finding.value)} % " + (f"[dim]{bounds}[/]" if dim else bounds)
+        return f"{format_number(finding.value)} %"
+    bounds = f"[{format_number(finding.interval.low)}, {format_number(finding.interval.high)}]"
+    return f"{format_number(finding.value)} % " + (f"[dim]{bounds}[/]" if dim else bounds)
 
 
 def detour_cells(finding: Finding | None) -> list[str]:
@@ -51,7 +51,7 @@ def detour_cells(finding: Finding | None) -> list[str]:
 
 
 def _us(ns: float | None) -> str:
-    return "-" if ns is None else f"{number(ns / 1e3)} us"
+    return "-" if ns is None else f"{format_number(ns / 1e3)} us"
 
 
 def _where(m: NoiseMeasurement, core: CoreNoise) -> str:
@@ -61,7 +61,7 @@ def _where(m: NoiseMeasurement, core: CoreNoise) -> str:
 def strongest_lines(core: CoreNoise, count: int = STRONGEST_LINES) -> list[Line]:
     """The lines of the largest band power, strongest first. Not by share of the lost time:
     a pulse train has the same share at its frequency, its multiples and any weak subharmonic
-    the folding meets (perfatlas.noise.analysis), so shares tie where powers do not."""
+    the folding meets (perfatlas.noise.analysis_noise), so shares tie where powers do not."""
     lines = core.spectrum.lines if core.spectrum else []
     return sorted(lines, key=lambda line: line.power_share, reverse=True)[:count]
 
@@ -131,7 +131,9 @@ def bsp_cells(found: RunFindings, m: NoiseMeasurement) -> list[str]:
         if f is None or f.value is None:
             cells.append("-")
         else:
-            cells.append(f"{'≥ ' if f.details.get('lower_bound') else ''}{number(f.value)} %")
+            cells.append(
+                f"{'≥ ' if f.details.get('lower_bound') else ''}{format_number(f.value)} %"
+            )
     return cells
 
 
@@ -167,7 +169,15 @@ def _bsp(m: NoiseMeasurement) -> list[Finding]:
     return found
 
 
-@finding_source("noise", 40)
+@finding_source(
+    "noise",
+    40,
+    {
+        "noise.slowdown": Better.LOWER,
+        "noise.bsp_slowdown": Better.LOWER,
+        "noise.line": Better.NEITHER,
+    },
+)
 def noise_findings(data: RunData) -> list[Finding]:
     found = []
     for m in noise_measurements(data):

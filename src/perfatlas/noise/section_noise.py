@@ -6,15 +6,15 @@ import math
 
 import numpy as np
 
+from perfatlas.common.units import format_number
 from perfatlas.findings.compute import run_findings
-from perfatlas.noise import analysis
+from perfatlas.noise import analysis_noise as analysis
 from perfatlas.noise.findings_noise import slowdown_text
-from perfatlas.noise.series import CoreNoise, NoiseMeasurement, noise_measurements
+from perfatlas.noise.series_noise import CoreNoise, NoiseMeasurement, noise_measurements
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Details, Figure, Note, Table
-from perfatlas.report.common import number
-from perfatlas.report.data import RunData
-from perfatlas.report.registry import section
+from perfatlas.report.report_sections import section
+from perfatlas.store.run_data import RunData
 
 PANEL_COLUMNS = 3
 TRACE_BLOCK_S = 0.01  # the trace shows the lost share of every 10 ms
@@ -32,11 +32,11 @@ LINE_COLUMNS = [
 
 
 def _percent(fraction: float | None, digits: int = 3) -> str:
-    return "-" if fraction is None else f"{number(100 * fraction, digits)} %"
+    return "-" if fraction is None else f"{format_number(100 * fraction, digits)} %"
 
 
 def _us(ns: float) -> str:
-    return f"{number(ns / 1e3)} us"
+    return f"{format_number(ns / 1e3)} us"
 
 
 def _hz(frequency: float) -> str:
@@ -498,7 +498,7 @@ def noise_section(data: RunData) -> list[Block]:
                     "work units finished in each interval of a fixed grid. The lost-time "
                     "fraction is put on a uniform grid at the quantum rate, each detour spread "
                     "over the quantum it stretched, before the spectrum is taken. Everything is "
-                    "computed from the stored raw samples (perfatlas.noise.analysis)."
+                    "computed from the stored raw samples (perfatlas.noise.analysis_noise)."
                 )
             ],
         )

@@ -7,12 +7,12 @@ from __future__ import annotations
 from rich.table import Table
 
 from perfatlas.findings.compute import run_findings
-from perfatlas.noise.analysis import GRANULARITIES_NS, PROCESSES
+from perfatlas.noise.analysis_noise import GRANULARITIES_NS, PROCESSES
 from perfatlas.noise.findings_noise import bsp_cells, detour_cells, slowdown_text
-from perfatlas.noise.series import noise_measurements
-from perfatlas.report.data import RunData
-from perfatlas.summary_tables import summary_table
-from perfatlas.views import titled_table
+from perfatlas.noise.series_noise import noise_measurements
+from perfatlas.store.run_data import RunData
+from perfatlas.terminal.run_views import titled_table
+from perfatlas.terminal.summary_registry import summary_table
 
 
 @summary_table("noise", 40, ("noise",))

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfatlas.benchmarks.base import Benchmark, register
-from perfatlas.errors import UserError
-from perfatlas.machine import Machine
+from perfatlas.benchmarks.benchmark import Benchmark, register
+from perfatlas.benchmarks.time_model import sampled_seconds
+from perfatlas.common.errors import UserError
+from perfatlas.common.units import format_cpu_list
+from perfatlas.machine.topology import Machine
 from perfatlas.parbench.catalog import STRIDES, catalog, kernel
-from perfatlas.units import format_cpu_list
 
 
 def _stride(text: str) -> int:
@@ -82,3 +83,7 @@ class ParbenchKernel(Benchmark):
                 f"{k.flops:2d} flop per {k.iteration}{'  (strided)' if k.strided else ''}"
             )
         return lines
+
+    def estimate(self, params: dict[str, Any], machine: Machine) -> float:
+        """Samples of one pass over the working set (or min_sample_time)."""
+        return sampled_seconds(params)

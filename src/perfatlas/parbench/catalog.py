@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from perfatlas.errors import UserError
-from perfatlas.native import run_json
+from perfatlas.common.errors import UserError
+from perfatlas.launch.native import run_json
 
 STRIDES = (1, 2, 4, 8, 16, 32)
 

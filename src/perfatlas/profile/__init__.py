@@ -1,10 +1,14 @@
-"""perfatlas profile: run a program under libperfatlas-ipm.so, read and check what it wrote
-(docs/profile.md), store it, and draw it (profile/section_profile.py).
+"""perfatlas.profile: `perfatlas profile`: a program run under libperfatlas-ipm.so, the documents
+the library writes read and checked (docs/profile.md), a partial profile built from rank files
+where the whole one is missing, the profile stored as a run (headline results under benchmark
+ipm.profile), and its report section. It may import every layer below the domains and no other
+domain.
 
-documents         load and validate perfatlas.ipm/1 and perfatlas.ipm-rank/1 documents
-partial           the partial profile built from rank files when ipm-profile.json is absent
-command           the argv and environment that run a command under the library
-profile_warnings  what is doubtful about a profile, as perfatlas.warning records
-storage           a profile as a run of the store, with its headline figures as results
-session           the whole `perfatlas profile` command: prepare, run, import, report
+  command.py           the argv and environment that run a command under libperfatlas-ipm.so
+  documents.py         loading and checking perfatlas.ipm/1 and perfatlas.ipm-rank/1 documents
+  partial.py           a folder's profile: ipm-profile.json, or a partial one from rank files
+  profile_warnings.py  what is doubtful about a profile, as warning records
+  section_profile.py   section: time per region and rank, calls, traffic, message sizes
+  session.py           the whole `perfatlas profile` command: prepare, run, import, report
+  storage.py           a profile stored as a run, its headline figures as results
 """

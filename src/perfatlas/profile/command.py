@@ -17,10 +17,10 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perfatlas.build_parts import mpi_family, not_built
-from perfatlas.errors import UserError
-from perfatlas.launchers import detect_flavour
-from perfatlas.native import bin_dir
+from perfatlas.common.errors import UserError
+from perfatlas.launch.build_parts import mpi_family, not_built
+from perfatlas.launch.launchers import detect_flavour
+from perfatlas.launch.native import bin_dir
 
 LIBRARY = "libperfatlas-ipm.so"
 # mpirun, mpiexec, mpirun.openmpi, mpiexec.mpich, mpiexec.hydra, orterun ...

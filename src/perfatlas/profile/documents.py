@@ -14,8 +14,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from perfatlas.errors import UserError
-from perfatlas.text_file import read_text_file
+from perfatlas.common.errors import UserError
+from perfatlas.common.text_file import read_text_file
 
 PROFILE_SCHEMA = "perfatlas.ipm/1"
 RANK_SCHEMA = "perfatlas.ipm-rank/1"

@@ -15,7 +15,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from perfatlas.errors import UserError
+from perfatlas.common.errors import UserError
 from perfatlas.profile.documents import (
     CATEGORIES,
     PROFILE_FILE,

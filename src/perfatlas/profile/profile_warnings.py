@@ -1,10 +1,10 @@
-"""What is doubtful about a perfatlas-ipm profile (docs/profile.md), as perfatlas.warning records:
+"""What is doubtful about a perfatlas-ipm profile (docs/profile.md), as perfatlas.common.warning records:
 a partial profile, a full record table, MPI_Pcontrol region errors, regions nested too deep. Stored with the profile's
 headline results and drawn by the report's profile section."""
 
 from __future__ import annotations
 
-from perfatlas.warning import Kind, WarningRecord
+from perfatlas.common.warning import Kind, WarningRecord
 
 MAX_DEPTH = 16  # PA_IPM_MAX_DEPTH (native/ipm/table.h): the region levels a thread keeps
 

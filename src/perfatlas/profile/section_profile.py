@@ -11,13 +11,12 @@ from datetime import UTC, datetime
 from markupsafe import Markup
 from matplotlib.ticker import FuncFormatter
 
+from perfatlas.common.units import format_number, format_size
 from perfatlas.profile.profile_warnings import profile_warnings
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Details, Facts, Figure, Note, Table
-from perfatlas.report.common import number
-from perfatlas.report.data import RunData
-from perfatlas.report.registry import section
-from perfatlas.units import format_size
+from perfatlas.report.report_sections import section
+from perfatlas.store.run_data import RunData
 
 # The four categories every second of a rank's wallclock falls in, in stacking order.
 CATEGORIES = {"calc_s": "CALC", "mpi_s": "MPI", "io_s": "I/O", "lbst_s": "LBST"}
@@ -31,8 +30,8 @@ def seconds(value: float | None) -> str:
         return "-"
     for unit, factor in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
         if abs(value) >= factor:
-            return f"{number(value / factor)} {unit}"
-    return f"{number(value / 1e-9)} ns" if value else "0 s"
+            return f"{format_number(value / factor)} {unit}"
+    return f"{format_number(value / 1e-9)} ns" if value else "0 s"
 
 
 def percent(part: float | None, whole: float | None) -> str:

@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from perfatlas.errors import UserError
+from perfatlas.common.errors import UserError
+from perfatlas.common.signal_names import signal_name
+from perfatlas.common.text_file import write_text_file
 from perfatlas.profile.command import ProfiledCommand, profiled
 from perfatlas.profile.documents import PROFILE_FILE, RANK_PATTERN
 from perfatlas.profile.partial import read_folder
 from perfatlas.profile.storage import store_profile
-from perfatlas.signal_names import signal_name
-from perfatlas.store import Store
-from perfatlas.text_file import write_text_file
+from perfatlas.store.database import Store
 
 REPORT_FILE = "report.html"
 
@@ -152,8 +152,9 @@ def ending(program: str, status: int) -> str:
 def profile(
     command: list[str], out: str | None, json_path: str | None, store: Store, argv: list[str]
 ) -> int:
-    from perfatlas.machine import Machine
+    from perfatlas.machine.topology import Machine
     from perfatlas.report import write_report
+    from perfatlas.store.run_data import RunData
 
     folder = (Path(out) if out else default_folder()).resolve()
     prepared = profiled(command, folder)  # the library of the launcher's MPI
@@ -195,7 +196,7 @@ def profile(
     if json_path:
         write_text_file(json_path, json.dumps(document, indent=1), "the profile document (--json)")
         print(f"profile document: {json_path}")
-    print(f"report: {write_report(store, run_id, folder / REPORT_FILE)}")
+    print(f"report: {write_report(RunData.load(store, run_id), folder / REPORT_FILE)}")
     if status != 0 or stopped:
         raise UserError(
             f"{stopped}{ending(prepared.program, status)}; its profile is stored as run {run_id}"
@@ -204,9 +205,10 @@ def profile(
 
 
 def show_stored(store: Store, run_id: int, folder: Path) -> None:
-    """A profile made elsewhere (perfatlas.executors.elsewhere) and imported as run `run_id`:
+    """A profile made elsewhere (perfatlas.cluster.executor_elsewhere) and imported as run `run_id`:
     where it is, and its report written again from this database."""
     from perfatlas.report import write_report
+    from perfatlas.store.run_data import RunData
 
     print(f"stored as run {run_id} in {store.path}; profile files in {folder}")
-    print(f"report: {write_report(store, run_id, folder / REPORT_FILE)}")
+    print(f"report: {write_report(RunData.load(store, run_id), folder / REPORT_FILE)}")

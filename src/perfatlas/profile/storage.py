@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 import shlex
 
-from perfatlas.machine import Machine, software_versions
+from perfatlas.machine.topology import Machine, software_versions
 from perfatlas.profile.profile_warnings import profile_warnings
-from perfatlas.store import Store
+from perfatlas.store.database import Store
 
 BENCHMARK = "ipm.profile"
 

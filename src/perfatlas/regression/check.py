@@ -1,7 +1,7 @@
 """perfatlas check: a run against a baseline (a named baseline or a run id), figure by figure.
 
 Refused with one sentence (exit status 2): an unknown run or baseline, a baseline from another
-machine (its fingerprint, perfatlas.machine.Machine.fingerprint) without --any-machine, unknown
+machine (its fingerprint, perfatlas.machine.topology.Machine.fingerprint) without --any-machine, unknown
 metrics, and a run with nothing comparable to the baseline.
 """
 
@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from perfatlas.errors import UserError
-from perfatlas.regression.figures import run_figures
+from perfatlas.common.errors import UserError
+from perfatlas.common.safe_names import NAME_RULE, check_name
+from perfatlas.regression.run_figures import run_figures
 from perfatlas.regression.verdicts import Row, compare
-from perfatlas.report.data import RunData
-from perfatlas.safe_names import NAME_RULE, check_name
-from perfatlas.store import Store
+from perfatlas.store.database import Store
+from perfatlas.store.run_data import RunData
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class Check:
     baseline_id: int
     against: str  # how the baseline was named: 'baseline NAME' or 'run N'
     rows: list[Row]
+    data: RunData  # the run checked, as read once (remeasure reads its launches from here)
 
 
 def baseline_name(name: str) -> str:
@@ -63,10 +64,11 @@ def check(
     baseline_figures = run_figures(RunData.load(store, baseline_id))
     if not baseline_figures:
         raise UserError(f"{named} has no figure to compare (no result with samples)")
-    rows = compare(baseline_figures, run_figures(RunData.load(store, run_id)), tolerance, metrics)
+    data = RunData.load(store, run_id)
+    rows = compare(baseline_figures, run_figures(data), tolerance, metrics)
     if all(r.verdict == "not comparable" for r in rows):
         raise UserError(
             f"run {run_id} has nothing comparable to {named}: no figure of the same benchmark, "
             "parameters and metric with a direction that is worse"
         )
-    return Check(run_id, baseline_id, named, rows)
+    return Check(run_id, baseline_id, named, rows, data)

@@ -1,8 +1,11 @@
 """Which way a figure gets worse: a result's metric by its unit (docs/contract.md: every metric
-carries one), a finding by its kind (docs/guide/findings.md). None: no direction is worse (a
-spectral line's frequency, a count of flagged hosts), so the figure is not compared."""
+carries one), a finding by what its source declares for its kind (docs/guide/findings.md). None:
+no direction is worse (a spectral line's frequency, a count of flagged hosts), so the figure is
+not compared."""
 
 from __future__ import annotations
+
+from perfatlas.findings.finding_sources import Better, declared_kinds
 
 TIME_UNITS = frozenset({"s", "ms", "us", "ns", "cycle"})  # a duration: lower is better
 # dimensionless metrics, by name: True where higher is better
@@ -13,27 +16,6 @@ DIMENSIONLESS = {
     "runtime_extension": False,  # scenario job: wall / dedicated time
 }
 PERCENT_SUFFIXES = {"_percent_of_dgemm": True}  # madbench phases against DGEMM
-# findings by kind: True where a higher value is better, False where lower is
-FINDING_KINDS = {
-    "memory.level": False,
-    "memory.peak_bandwidth": True,
-    "memory.contention": False,
-    "memory.numa_penalty": False,
-    "memory.loaded_latency": False,
-    "cpu.core_to_core_level": False,
-    "cpu.peakflops": True,
-    "noise.slowdown": False,
-    "noise.bsp_slowdown": False,
-    "comm.pingpong_latency": False,
-    "comm.pingpong_bandwidth": True,
-    "cluster.node_slowdown": False,
-    "app.spmv.efficiency": True,
-    "app.spmv.roofline": True,
-    "app.sweep.efficiency": True,
-    "app.hydro.cycle": False,
-    "scenario.extension": False,
-    "scenario.interference": False,
-}
 
 
 def metric_higher_is_better(metric: str, unit: str) -> bool | None:
@@ -51,6 +33,14 @@ def metric_higher_is_better(metric: str, unit: str) -> bool | None:
     return None
 
 
+class UnknownKind(LookupError):
+    """A stored finding of a kind no source of this perfatlas declares (another version's)."""
+
+
 def finding_higher_is_better(kind: str) -> bool | None:
-    """A finding's kind (None for a verdict or a frequency: comm.anomaly, noise.line ...)."""
-    return FINDING_KINDS.get(kind)
+    """A finding's kind, as its source declares it (perfatlas.findings.finding_sources): None
+    for a verdict, a count or a frequency (comm.anomaly, noise.line ...)."""
+    better = declared_kinds().get(kind)
+    if better is None:
+        raise UnknownKind(kind)
+    return {Better.HIGHER: True, Better.LOWER: False, Better.NEITHER: None}[better]

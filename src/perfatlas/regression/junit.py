@@ -8,9 +8,9 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
+from perfatlas.common.text_file import write_text_file
 from perfatlas.regression.table import ratio_text, row_words
 from perfatlas.regression.verdicts import Row
-from perfatlas.text_file import write_text_file
 
 
 def junit_xml(rows: Sequence[Row], name: str) -> str:

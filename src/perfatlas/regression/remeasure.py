@@ -5,8 +5,8 @@ launched once more, with the parameters their documents hold, each as many times
 launched before (--repeat), into a NEW run of the same store: the runs a check reads are never
 changed. The new run's argv is the check's command line, so `perfatlas show` tells what it
 re-measures; its findings are computed as for any run, and its figures are matched with the
-regressed ones (perfatlas.regression.verdicts.confirm). As in item 2 (perfatlas.remeasure) a
-re-measurement is never re-measured.
+regressed ones (perfatlas.regression.verdicts.confirm). As after a run's anomalies
+(perfatlas.run.remeasure_anomalies), a re-measurement is never re-measured.
 """
 
 from __future__ import annotations
@@ -15,19 +15,19 @@ import json
 import sys
 from collections.abc import Sequence
 
-from perfatlas.benchmarks.base import Benchmark
-from perfatlas.errors import UserError
-from perfatlas.regression.figures import Figure, run_figures
+from perfatlas.benchmarks.benchmark import Benchmark
+from perfatlas.common.errors import UserError
+from perfatlas.regression.run_figures import Figure, run_figures
 from perfatlas.regression.verdicts import Row
-from perfatlas.report.data import RunData
-from perfatlas.store import Store
+from perfatlas.store.database import Store
+from perfatlas.store.run_data import RunData
 
 
-def measurements(store: Store, run_id: int, rows: Sequence[Row]) -> list[tuple[str, dict, int]]:
+def measurements(checked: RunData, rows: Sequence[Row]) -> list[tuple[str, dict, int]]:
     """(benchmark, parameters, launches) of each measurement behind the regressed figures."""
     wanted = {i for row in rows if row.verdict == "regression" and row.now for i in row.now.results}
     found: dict[tuple[str, str], tuple[str, dict, int]] = {}
-    for r in store.results(run_id):
+    for r in checked.launches:
         if r.id in wanted:
             params = r.document.get("params", r.params)
             launches = int((r.document.get("derived") or {}).get("launches", 1))
@@ -44,19 +44,20 @@ def declared(benchmark: Benchmark, params: dict) -> dict:
 
 
 def remeasure(
-    store: Store, run_id: int, rows: Sequence[Row], executor: object
+    store: Store, checked: RunData, rows: Sequence[Row], executor: object
 ) -> tuple[int, list[Figure]] | None:
     """Launch the measurements behind the regressions into a new run; its id and figures, or
     None where nothing regressed. The run checked must come from this machine."""
     from perfatlas.benchmarks import get
-    from perfatlas.machine import Machine
-    from perfatlas.runner import Runner
+    from perfatlas.machine.topology import Machine
+    from perfatlas.run.runner import Runner
 
-    planned = measurements(store, run_id, rows)
+    run_id = checked.run["id"]
+    planned = measurements(checked, rows)
     if not planned:
         return None
     machine = Machine.detect()
-    if store.run(run_id)["fingerprint"] != machine.fingerprint:
+    if checked.run["fingerprint"] != machine.fingerprint:
         raise UserError(
             f"--remeasure measures on this machine, and run {run_id} was measured on another "
             "(its machine fingerprint differs): run the check there"
@@ -66,4 +67,4 @@ def remeasure(
         for name, params, launches in planned:
             benchmark = get(name)
             runner.measure(benchmark, declared(benchmark, params), repeat=launches)
-    return runner.run_id, run_figures(RunData.load(store, runner.run_id))
+    return runner.run_id, run_figures(runner.data)

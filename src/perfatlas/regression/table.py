@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from rich.markup import escape
 from rich.table import Table
 
+from perfatlas.common.units import format_value
 from perfatlas.regression.verdicts import Row
-from perfatlas.units import format_value
-from perfatlas.views import titled_table
+from perfatlas.terminal.run_views import titled_table
 
 STYLE = {"regression": "red", "improved": "green", "not significant": "yellow"}
 

@@ -3,11 +3,11 @@
 Figures match when they are the same benchmark, parameters and metric (a result) or the same
 finding kind, subject and unit. For each pair the ratio now / baseline is given with a 95 %
 interval: the percentile bootstrap of the ratio of medians where both are results with samples
-(perfatlas.stats.ratio), else the quotient of their intervals, [now low / baseline high, now
+(perfatlas.common.stats.ratio), else the quotient of their intervals, [now low / baseline high, now
 high / baseline low]. The verdict:
 
 - regression: worse, in the figure's direction (perfatlas.regression.direction), by more than the
-  tolerance, AND significant by the project's one test (perfatlas.anomaly.disjoint: the two 95 %
+  tolerance, AND significant by the project's one test (perfatlas.common.anomaly.disjoint: the two 95 %
   intervals do not overlap);
 - improved: better by more than the tolerance, and significant;
 - not significant: beyond the tolerance either way, but the intervals overlap;
@@ -17,7 +17,7 @@ high / baseline low]. The verdict:
 
 With a re-measurement (--remeasure) a regression stands only where the better of the two
 measurements still is one: a disturbance only makes a figure worse, so the best of repeated
-measurements is the least disturbed (perfatlas.anomaly.best_of; Chen & Revels 2016).
+measurements is the least disturbed (perfatlas.common.anomaly.best_of; Chen & Revels 2016).
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from perfatlas.anomaly import Estimate, best_of, disjoint
-from perfatlas.errors import UserError
-from perfatlas.regression.figures import Figure
-from perfatlas.stats import Ratio, ratio
-from perfatlas.units import format_value
+from perfatlas.common.anomaly import Estimate, best_of, disjoint
+from perfatlas.common.errors import UserError
+from perfatlas.common.stats import Ratio, ratio
+from perfatlas.common.units import format_value
+from perfatlas.regression.run_figures import Figure
 
 VERDICTS = ("ok", "improved", "regression", "not significant", "not comparable")
 DEFAULT_TOLERANCE = 0.05
@@ -96,7 +96,7 @@ def judge(baseline: Figure, now: Figure | None, tolerance: float) -> Row:
     if now is None:
         return replace(row, note="not in the run checked")
     if baseline.higher_is_better is None:
-        return replace(row, note="no direction is worse")
+        return replace(row, note=baseline.why_no_direction)
     if not (baseline.value > 0 and now.value > 0):
         return replace(row, note="a value that is not positive")
     change = figure_ratio(now, baseline)

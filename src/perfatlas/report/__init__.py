@@ -1,8 +1,20 @@
-"""The HTML report of a run: ONE self-contained file (inline CSS, inline SVG plots, no URL).
+"""perfatlas.report: the HTML report framework: one self-contained file (inline CSS and SVG, no
+URL) drawn from RunData. Sections register with @section in section_*.py modules of the domains
+and of this package (the run-wide ones); a section with nothing to show is left out. It may
+import every layer up to perfatlas.run, and no domain. This __init__ holds the renderer:
+render_report, write_report, write_comparison_report, write_profile_report.
 
-Sections are registered by the section_*.py modules of the domain packages and of report/ (one
-module each, see registry.py); a section with nothing to show in this run is left out, so a
-`perfatlas measure` run gives a short report.
+  blocks.py                what a section is made of: figures, tables, facts, notes, HTML, details
+  cells.py                 value cells with intervals and the series-context table
+  plots.py                 the shared plot look: working-set axes, CI bands, inline SVG
+  report_sections.py       @section: the section registry and its order bands
+  section_findings.py      section: every finding of the run as one table
+  section_machine.py       section: machine summary and run context
+  section_topology.py      section: the hwloc topology, with an lstopo-like drawing
+  section_unmeasurable.py  section: what this machine cannot measure, and why
+  section_warnings.py      section: every warning of every result, grouped by kind
+  series.py                results grouped into series for drawing, and their placement context
+  templates/               report.html.j2 and report.css: the page and its style
 """
 
 from __future__ import annotations
@@ -16,11 +28,10 @@ from pathlib import Path
 import jinja2
 
 from perfatlas import __version__
+from perfatlas.common.text_file import write_text_file
 from perfatlas.report.blocks import Block
-from perfatlas.report.data import Comparison, RunData
-from perfatlas.report.registry import all_sections
-from perfatlas.store import Store
-from perfatlas.text_file import write_text_file
+from perfatlas.report.report_sections import all_sections
+from perfatlas.store.run_data import RunData
 
 __all__ = ["write_report", "write_profile_report", "write_comparison_report", "render_report"]
 
@@ -70,18 +81,15 @@ def render_report(data: RunData, store_path: str = "", only: Collection[str] = (
     )
 
 
-def write_report(store: Store, run_id: int, path: str | Path) -> Path:
-    """Write the report of run `run_id` to `path` (one HTML file) and return the path."""
-    return _write(render_report(RunData.load(store, run_id), str(store.path)), Path(path))
+def write_report(data: RunData, path: str | Path) -> Path:
+    """Write the report of the run `data` holds to `path` (one HTML file) and return the path."""
+    return _write(render_report(data, data.source), Path(path))
 
 
-def write_comparison_report(
-    store: Store, run_a: int, run_b: int, expect: float | None, path: str | Path
-) -> Path:
-    """The comparison of run B against run A (perfatlas compare --report)."""
-    data = RunData.load(store, run_b)
-    data.comparison = Comparison(store.run(run_a), store.results(run_a), expect)
-    return _write(render_report(data, str(store.path), only=("comparison",)), Path(path))
+def write_comparison_report(data: RunData, path: str | Path) -> Path:
+    """The comparison of run B (`data`) against run A (`data.comparison`: perfatlas compare
+    --report)."""
+    return _write(render_report(data, data.source, only=("comparison",)), Path(path))
 
 
 def write_profile_report(document: dict, source: Path, path: str | Path) -> Path:

@@ -19,8 +19,8 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator  # noqa: E402
 
-from perfatlas.memory.analysis_levels import Cache, Level  # noqa: E402
-from perfatlas.report.data import Curve  # noqa: E402
+from perfatlas.machine.caches import Cache  # noqa: E402
+from perfatlas.report.series import Curve  # noqa: E402
 
 COLORS = plt.get_cmap("tab10").colors
 STYLE = {
@@ -161,32 +161,6 @@ def mark_caches(ax: Axes, caches: Sequence[Cache], label: bool = True) -> None:
                 ha="right",
                 bbox={"facecolor": "white", "alpha": 0.7, "pad": 0.6, "linewidth": 0},
             )
-
-
-def mark_levels(ax: Axes, levels: Sequence[Level], color) -> None:
-    """Detected levels: dashed plateau lines at their latency, dotted verticals at boundaries."""
-    for level in levels:
-        ax.hlines(
-            level.latency_ns,
-            level.first_bytes,
-            level.last_bytes,
-            colors=[color],
-            linestyles="--",
-            linewidth=1.6,
-            alpha=0.9,
-        )
-        ax.annotate(
-            f"{level.name} {level.latency_ns:.3g} ns",
-            (math.sqrt(level.first_bytes * level.last_bytes), level.latency_ns),
-            textcoords="offset points",
-            xytext=(0, 5),
-            ha="center",
-            fontsize=7.5,
-            color=color,
-            fontweight="bold",
-        )
-        if level.boundary_bytes is not None:
-            ax.axvline(level.boundary_bytes, color=color, linestyle=":", linewidth=1.1)
 
 
 def legend_below(ax: Axes, ncol: int = 3) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from perfatlas.findings.compute import run_findings
 from perfatlas.findings.render import coverage_text, value_text
 from perfatlas.report.blocks import Block, Details, Note, Table
-from perfatlas.report.data import RunData
-from perfatlas.report.registry import section
+from perfatlas.report.report_sections import section
+from perfatlas.store.run_data import RunData
 
 OPEN_LIMIT = 40  # more findings than this: the table starts folded
 

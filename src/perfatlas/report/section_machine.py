@@ -6,10 +6,10 @@ import shlex
 
 from markupsafe import Markup
 
+from perfatlas.common.units import format_size
 from perfatlas.report.blocks import Block, Facts, Note
-from perfatlas.report.data import RunData
-from perfatlas.report.registry import section
-from perfatlas.units import format_size
+from perfatlas.report.report_sections import section
+from perfatlas.store.run_data import RunData
 
 
 def _shape(topology: dict) -> str:
@@ -57,7 +57,7 @@ def _environment(context: dict) -> str | Markup:
 
 def _llc(context: dict) -> str:
     """hwloc's last-level cache, the effective one the probe found, and which one sized the run
-    (perfatlas.memory.cache_probe)."""
+    (perfatlas.mem.cache_probe)."""
     llc = context.get("llc")
     if not llc:
         return "not recorded (a run from before the probe existed)"
@@ -71,7 +71,7 @@ def _llc(context: dict) -> str:
 
 
 def _remeasurement(context: dict) -> list[tuple[str, str]]:
-    """Said where re-measurement was off (perfatlas.remeasure): the run's anomalies and node
+    """Said where re-measurement was off (perfatlas.run.remeasure_anomalies): the run's anomalies and node
     verdicts then rest on one measurement."""
     if context.get("remeasure") is not False:
         return []

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
-from perfatlas.machine import cache_rows
+from perfatlas.common.units import format_cpu_list, format_size, parse_cpu_list
+from perfatlas.machine.topology import cache_rows
 from perfatlas.report.blocks import Block, Facts, Html, Table
-from perfatlas.report.data import RunData
-from perfatlas.report.registry import section
-from perfatlas.units import format_cpu_list, format_size, parse_cpu_list
+from perfatlas.report.report_sections import section
+from perfatlas.store.run_data import RunData
 
 
 def _pu_order(topology: dict) -> list[dict]:

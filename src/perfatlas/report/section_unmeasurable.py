@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from perfatlas.benchmarks.result_label import params_label
 from perfatlas.report.blocks import Block, Table
-from perfatlas.report.data import RunData, params_label
-from perfatlas.report.registry import section
+from perfatlas.report.report_sections import section
+from perfatlas.store.run_data import RunData
 
 
 @section("not-measurable", "Not measurable here", order=90)

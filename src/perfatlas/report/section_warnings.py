@@ -1,12 +1,13 @@
-"""Warnings: every warning of every result, grouped by kind (perfatlas.warning), with the result it
+"""Warnings: every warning of every result, grouped by kind (perfatlas.common.warning), with the result it
 belongs to and the fix it suggests."""
 
 from __future__ import annotations
 
+from perfatlas.benchmarks.result_label import params_label
+from perfatlas.common.units import format_value
 from perfatlas.report.blocks import Block, Details, Note, Table
-from perfatlas.report.data import RunData, params_label, warning_tally
-from perfatlas.report.registry import section
-from perfatlas.units import format_value
+from perfatlas.report.report_sections import section
+from perfatlas.store.run_data import RunData, warning_tally
 
 OPEN_LIMIT = 20  # more warnings than this: the full table starts folded, a tally shows first
 

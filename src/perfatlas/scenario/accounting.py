@@ -11,8 +11,8 @@ wall x threads plus 50 ms per thread; outside that it is a warning that says wha
 
 from __future__ import annotations
 
-from perfatlas.scenario.launch import Outcome
-from perfatlas.warning import Kind, WarningRecord
+from perfatlas.common.warning import Kind, WarningRecord
+from perfatlas.scenario.side_by_side import Outcome
 
 ACCOUNTING_FRACTION = 0.10
 ACCOUNTING_S_PER_THREAD = 0.05
@@ -36,7 +36,7 @@ def accounting(outcome: Outcome) -> dict:
         "accounted_s": accounted,
         "allowed_s": allowed,
         "ok": ok,
-        "warning": None if ok else warning.as_dict(),  # a perfatlas.warning record
+        "warning": None if ok else warning.as_dict(),  # a perfatlas.common.warning record
     }
 
 
@@ -107,7 +107,7 @@ def summary(rows: list[dict], cpus: tuple[int, ...]) -> dict:
         "completion_s": {row["job"]: row["end_s"] - start for row in rows},
         "mean_extension": sum(extensions) / len(extensions) if extensions else None,
         "max_extension": max(extensions, default=None),
-        "accounting_warnings": [  # perfatlas.warning records
+        "accounting_warnings": [  # perfatlas.common.warning records
             row["accounting"]["warning"] for row in rows if not row["accounting"]["ok"]
         ],
     }

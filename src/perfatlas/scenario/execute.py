@@ -16,12 +16,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from perfatlas.machine import Machine
-from perfatlas.runner import Runner, progress_bar
+from perfatlas.common.warning import WarningRecord
+from perfatlas.machine.topology import Machine
+from perfatlas.run.runner import Runner, progress_bar
 from perfatlas.scenario.accounting import job_row, summary
-from perfatlas.scenario.base_data import ensure_base
-from perfatlas.scenario.launch import Instance, Outcome, check_nice, run_together
+from perfatlas.scenario.ensure_base import ensure_base
 from perfatlas.scenario.scenario import Job, Scenario
+from perfatlas.scenario.side_by_side import Instance, Outcome, check_nice, run_together
 from perfatlas.scenario.synthesis import (
     Program,
     Target,
@@ -32,8 +33,7 @@ from perfatlas.scenario.synthesis import (
     usable_candidates,
 )
 from perfatlas.scenario.variants import Variant, stored_variants
-from perfatlas.store import Store
-from perfatlas.warning import WarningRecord
+from perfatlas.store.database import Store
 
 REFINE_AGAIN = 0.03  # a dedicated run this far from the asked runtime refines once more
 
@@ -222,7 +222,7 @@ def run_scenario(
         store.add_scenario(runner.run_id, "scenario", scenario.name, document, rows)
         for row in rows:
             store.add_document(runner.run_id, headline(scenario.name, row), warnings_of(row))
-    return runner.run_id, document, rows
+    return runner.data, document, rows
 
 
 def headline(scenario: str, row: dict) -> dict:

@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from perfatlas.findings.compute import RunFindings
+from perfatlas.findings.finding_sources import Better, finding_source
 from perfatlas.findings.model import Finding, Interval, Sources, interval_of, of_kind
-from perfatlas.findings.registry import finding_source
-from perfatlas.report.data import RunData
 from perfatlas.scenario.matrix import cell_verdict
+from perfatlas.store.run_data import RunData
 
 EXTENSION_METHOD = "wall time beside the other jobs / the same program's dedicated (alone) time"
 MATRIX_METHOD = (
@@ -87,7 +87,14 @@ def _scenario(scenario: dict) -> list[Finding]:
     return found
 
 
-@finding_source("scenarios", 75)
+@finding_source(
+    "scenarios",
+    75,
+    {
+        "scenario.extension": Better.LOWER,
+        "scenario.interference": Better.LOWER,
+    },
+)
 def scenario_findings(data: RunData) -> list[Finding]:
     found = []
     for scenario in data.scenarios:

@@ -12,10 +12,10 @@ then affects alone and together alike, and every time together is compared with 
 alone on the same CPU (two CPUs of one machine need not be equally fast: one may take the
 interrupts). Cell [a][b] = median of a's times together with b / median of a's times alone on
 that CPU, with a 95 % percentile-bootstrap interval of that ratio of medians
-(perfatlas.stats.ratio); a class paired with itself pools its two copies against its times alone
+(perfatlas.common.stats.ratio); a class paired with itself pools its two copies against its times alone
 on both CPUs.
 A cell whose interval contains 1 is "no measurable interference"; one whose interval excludes 1
-but whose slowdown is within the minimum effect of perfatlas.anomaly (10 %) is "measurable, under
+but whose slowdown is within the minimum effect of perfatlas.common.anomaly (10 %) is "measurable, under
 10 %" (a shared power budget lowers both cores' clock a little; on a machine shared with other
 work, intervals of a few rounds are that tight by chance more often than 5 %); beyond it,
 "slower" above 1 and "faster" below.
@@ -34,19 +34,19 @@ from pathlib import Path
 
 import numpy as np
 
-from perfatlas.anomaly import MIN_EFFECT
-from perfatlas.errors import UserError
-from perfatlas.machine import Machine
+from perfatlas.common.anomaly import MIN_EFFECT
+from perfatlas.common.errors import UserError
+from perfatlas.common.safe_names import shown
+from perfatlas.common.stats import ratio
+from perfatlas.common.units import format_cpu_list
+from perfatlas.machine.topology import Machine
 from perfatlas.parbench.catalog import catalog
-from perfatlas.runner import Runner, progress_bar
-from perfatlas.safe_names import shown
-from perfatlas.scenario.base_data import ensure_variants
-from perfatlas.scenario.launch import Instance, Outcome, run_together
+from perfatlas.run.runner import Runner, progress_bar
+from perfatlas.scenario.ensure_base import ensure_variants
 from perfatlas.scenario.scenario import MAX_RUNTIME_S
+from perfatlas.scenario.side_by_side import Instance, Outcome, run_together
 from perfatlas.scenario.variants import stored_variants
-from perfatlas.stats import ratio
-from perfatlas.store import Store
-from perfatlas.units import format_cpu_list
+from perfatlas.store.database import Store
 
 REPRESENTATIVE = {
     "stream": "triad",
@@ -180,7 +180,7 @@ def run_matrix(
             "a 95 % bootstrap interval",
         )
         store.add_scenario(runner.run_id, "matrix", "interference matrix", document, [])
-    return runner.run_id, document
+    return runner.data, document
 
 
 def _interleaved(

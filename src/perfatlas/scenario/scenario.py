@@ -28,7 +28,7 @@ Rates are byte/s and flop/s (SI: "4GB/s", "500Mflop/s", or plain numbers), or a 
 the highest rate among the job's candidate variants in the base data ("50%").
 
 Names become file names (the scenario's folder, a job's program and output files), so they follow
-perfatlas.safe_names; every number is checked finite and within the limits below before anything
+perfatlas.common.safe_names; every number is checked finite and within the limits below before anything
 is made or run (docs/safety/launch.md).
 """
 
@@ -42,14 +42,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from perfatlas.errors import UserError
-from perfatlas.machine import Machine
+from perfatlas.common.errors import UserError
+from perfatlas.common.safe_names import name_problem, shown
+from perfatlas.common.text_file import parse_toml, read_text_file
+from perfatlas.common.units import format_cpu_list, parse_cpu_list, parse_duration
+from perfatlas.machine.topology import Machine
 from perfatlas.parbench.catalog import STRIDES, catalog
-from perfatlas.safe_names import name_problem, shown
+from perfatlas.plan.suite import suite_size
 from perfatlas.scenario.locate import Locator
-from perfatlas.suite import suite_size
-from perfatlas.text_file import parse_toml, read_text_file
-from perfatlas.units import format_cpu_list, parse_cpu_list, parse_duration
 
 DEFAULT_SIZES = (240_000, 2_500_000, 25_000_000)  # PARbench's working sets
 TOP_KEYS = {"name", "description", "cpus", "seed", "variation", "job"}
@@ -247,7 +247,7 @@ def _only(check: _Checker, table: Any, allowed: set[str], where: tuple, what: st
 
 
 def _name(check: _Checker, value: Any, where: tuple, what: str) -> str:
-    """A name that becomes a file or folder name (perfatlas.safe_names), or one sentence."""
+    """A name that becomes a file or folder name (perfatlas.common.safe_names), or one sentence."""
     problem = name_problem(value)
     if problem:
         raise check.fail(where, f"{what} {shown(value)} {problem}")

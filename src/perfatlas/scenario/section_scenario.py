@@ -7,14 +7,14 @@ from __future__ import annotations
 import numpy as np
 from markupsafe import Markup
 
+from perfatlas.common.warning import records_from_json
 from perfatlas.findings.compute import RunFindings, run_findings
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Details, Facts, Figure, Note, Table
-from perfatlas.report.data import RunData
-from perfatlas.report.registry import section
+from perfatlas.report.report_sections import section
 from perfatlas.scenario.accounting import job_cells
 from perfatlas.scenario.findings_scenario import cell_rows
-from perfatlas.warning import records_from_json
+from perfatlas.store.run_data import RunData
 
 STATES = (("user", 1, "#1f77b4"), ("system", 2, "#d62728"), ("waiting", 3, "#ffbf00"))
 MAX_BARS = 200  # per job: samples are merged into at most this many intervals

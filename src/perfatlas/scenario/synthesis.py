@@ -30,10 +30,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from perfatlas.errors import UserError
+from perfatlas.common.errors import UserError
+from perfatlas.common.units import format_value
 from perfatlas.scenario.nnls import nnls
 from perfatlas.scenario.variants import Variant
-from perfatlas.units import format_value
 
 TOLERANCE = 0.02  # the program's predicted rates against the target, relative
 SLICE_S = (0.05, 0.2)  # slice length range before the overhead rule below

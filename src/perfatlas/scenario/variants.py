@@ -3,7 +3,7 @@ bytes stored, flops), and what one program line costs besides its passes (setup:
 first touch; check and free), read from the parbench base data of this machine.
 
 For each variant the newest measurement among the complete `parbench-base` runs of this machine
-fingerprint is taken: building missing base data (perfatlas.scenario.base_data) adds a run with
+fingerprint is taken: building missing base data (perfatlas.scenario.ensure_base) adds a run with
 only the variants that were missing, so no single run need hold them all.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from perfatlas.parbench.base import SUITE, base_table
-from perfatlas.store import Store
+from perfatlas.parbench.base_data import SUITE, base_table
+from perfatlas.store.database import Store
 
 # Line overhead before a dedicated run has measured it: allocation, first touch, check and free
 # were measured at 0.2-2.5 ns per byte of working set here (25 MB: triad 16 ms, fft 18 ms,
@@ -65,7 +65,7 @@ def estimated_overhead(n_bytes: int) -> float:
 
 
 def from_base_row(row: dict) -> Variant | None:
-    """A base-data row (perfatlas.parbench.base.base_table) as a variant; None without a runtime."""
+    """A base-data row (perfatlas.parbench.base_data.base_table) as a variant; None without a runtime."""
     runtime = row.get("runtime_s")
     if not runtime or runtime <= 0:
         return None
@@ -98,7 +98,7 @@ def stored_variants(store: Store, fingerprint: str) -> dict[tuple, Variant]:
     """Every variant measured on this machine, its newest measurement winning."""
     found: dict[tuple, Variant] = {}
     for run_id in base_runs(store, fingerprint):
-        for row in base_table(store, run_id):
+        for row in base_table(store.results(run_id, "parbench.kernel")):
             variant = from_base_row(row)
             if variant is not None:
                 found.setdefault(variant.key, variant)

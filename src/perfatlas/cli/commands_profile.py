@@ -1,0 +1,55 @@
+"""profile: an MPI program run under perfatlas-ipm, its profile stored and reported."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from perfatlas.cli.options import (
+    add_launch_arguments,
+    check_output_file,
+    open_store,
+)
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    from perfatlas.machine.topology import Machine
+    from perfatlas.profile.session import default_folder, profile, show_stored
+
+    command = args.program[1:] if args.program[:1] == ["--"] else args.program
+    check_output_file(args.json, "the profile document (--json)")
+    store = open_store(args)
+    if args.executor.here:
+        return profile(command, args.out, args.json, store, sys.argv)
+    folder = Path(args.out or default_folder()).resolve()
+
+    def words(job_folder: Path) -> list[str]:
+        json_path = ["--json", str(Path(args.json).resolve())] if args.json else []
+        return ["profile", "--out", str(folder), *json_path, "--", *command]
+
+    done = args.executor.run_elsewhere(words, store, "profile", Machine.detect())
+    show_stored(store, done.runs[-1], folder)  # on the executor's node
+    return 0
+
+
+def add_commands(command) -> None:
+    """Add this group's commands to the parser (perfatlas.cli.entry.build_parser)."""
+    p = command(
+        "profile",
+        cmd_profile,
+        "run an MPI program under perfatlas-ipm, store its profile and write its report",
+    )
+    p.add_argument(
+        "--out",
+        help="folder for the library's files and the report (default "
+        "./perfatlas-profile-YYYYmmdd-HHMMSS)",
+    )
+    p.add_argument("--json", help="also write the profile document to this file")
+    p.add_argument(
+        "program",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND",
+        help="the command to profile, e.g. -- mpirun -np 4 ./app args",
+    )
+    add_launch_arguments(p)
