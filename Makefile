@@ -252,9 +252,9 @@ docs: $(VENV)/.docs-deps
 FUZZ_BUILD   ?= build/fuzz
 FUZZ_SECONDS ?= 600
 FUZZ_CC      ?= clang
-FUZZ_INCLUDE := -Inative/common -Inative/apps/spsolve
-FUZZ_READER  := native/fuzz/matrix_market_fuzz.c native/apps/spsolve/matrix_market.c \
-                native/apps/spsolve/sparse.c native/common/alloc.c native/common/args.c \
+FUZZ_INCLUDE := -Inative/common -Inative/app/spsolve
+FUZZ_READER  := native/fuzz/matrix_market_fuzz.c native/app/spsolve/matrix_market.c \
+                native/app/spsolve/sparse.c native/common/alloc.c native/common/args.c \
                 native/common/files.c native/common/json.c
 FUZZ_ARGS    := native/fuzz/args_fuzz.c native/common/alloc.c native/common/args.c \
                 native/common/json.c
@@ -263,7 +263,7 @@ FUZZ_SANITIZE := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
 FUZZ_TARGETS := matrix_market args
 
 fuzz-build: $(FUZZ_BUILD)/matrix_market_fuzz $(FUZZ_BUILD)/args_fuzz
-$(FUZZ_BUILD)/matrix_market_fuzz: $(FUZZ_READER) native/apps/spsolve/*.h native/common/*.h
+$(FUZZ_BUILD)/matrix_market_fuzz: $(FUZZ_READER) native/app/spsolve/*.h native/common/*.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_SANITIZE) -fsanitize=fuzzer $(FUZZ_INCLUDE) -o $@ $(FUZZ_READER) -lm
 $(FUZZ_BUILD)/args_fuzz: $(FUZZ_ARGS) native/common/*.h

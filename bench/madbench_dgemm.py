@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """MADbench's W phase against the DGEMM it is made of: app.madbench's W rate (2 nbin npix^3 flops
 by pdgemm, with its reads of dS/dC_b and writes of W_b) over np x rank 0's cblas_dgemm rate on a
-matrix of a rank's local size, measured alone before each repetition (native/apps/madbench/
+matrix of a rank's local size, measured alone before each repetition (native/app/madbench/
 dgemm_rate.c) -- MADbench's figure of merit with the attainable rate, not the peak, as reference.
 
 Per np and overlap value (overlap=1: the W phase's reads and writes behind its pdgemms; 0:

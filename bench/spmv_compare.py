@@ -53,9 +53,9 @@ ROOT = HERE.parent
 MATRICES = Path(os.environ.get("PERFATLAS_MATRICES", ROOT.parent / "shared" / "data" / "matrices"))
 PEER_SOURCES = [
     "bench/spmv_peers.c",
-    "native/apps/spsolve/matrix_market.c",
-    "native/apps/spsolve/sparse.c",
-    "native/apps/spsolve/problems.c",
+    "native/app/spsolve/matrix_market.c",
+    "native/app/spsolve/sparse.c",
+    "native/app/spsolve/problems.c",
     "native/common/alloc.c",
     "native/common/args.c",
     "native/common/json.c",
@@ -73,7 +73,7 @@ def build_peers(folder: Path) -> Path:
         sys.exit("spmv_compare: librsb is missing: apt-get install librsb-dev")
     program = folder / "spmv-peers"
     subprocess.run(
-        ["cc", "-O3", "-march=native", "-Inative/common", "-Inative/apps/spsolve",
+        ["cc", "-O3", "-march=native", "-Inative/common", "-Inative/app/spsolve",
          *PEER_SOURCES, "-o", str(program), "-lrsb", "-ldl", "-lm"],
         check=True, cwd=ROOT,
     )  # fmt: skip

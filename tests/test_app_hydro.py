@@ -1,4 +1,4 @@
-"""app.hydro (native/apps/hydro): Sod's shock tube against the exact Riemann solution at three
+"""app.hydro (native/app/hydro): Sod's shock tube against the exact Riemann solution at three
 resolutions (L1 falling at the scheme's order for discontinuous data), conservation of mass,
 momentum and energy to rounding on the periodic box (with and without the implicit solver),
 a final state that no process count changes (to the bit without the solver, to rounding of the

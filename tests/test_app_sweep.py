@@ -1,4 +1,4 @@
-"""app.sweep (native/apps/sweep): exact particle balance of every sweep, a scalar flux that no
+"""app.sweep (native/app/sweep): exact particle balance of every sweep, a scalar flux that no
 decomposition changes (np = 1, 2, 4 on the same global grid), the mirror and axis symmetries of a
 centred problem, exact counts (cells, directions, blocks, messages, pipeline steps against a
 simulation of the schedule), the set-to-zero fixup, convergence to the physical balance, the

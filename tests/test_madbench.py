@@ -1,4 +1,4 @@
-"""app.madbench (native/apps/madbench): the MADbench pipeline against a serial numpy computation
+"""app.madbench (native/app/madbench): the MADbench pipeline against a serial numpy computation
 of the same quantities (same splitmix64 sky), at np = 1 and on a 2x2 grid; gangs, both I/O modes
 and I/O throttling give the same results; the files hold the matrices where they should; exact
 flop and byte counts; one sentence and exit status 2 for every decomposition that cannot be."""

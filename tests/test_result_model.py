@@ -5,22 +5,9 @@ made when the run completed; `show`, `report`, `export` and `compare` read each 
 from __future__ import annotations
 
 import pytest
+from test_plan import TINY
 
 from perfatlas.store.database import Store
-
-SUITE = """
-[[step]]
-benchmark = "mem.latency"
-chain = "page"
-bytes = ["16KiB", "64KiB"]
-samples = 3
-min_sample_time = "1ms"
-
-[[step]]
-benchmark = "noise"
-cpus = "0"
-duration = "0.1s"
-"""
 
 
 @pytest.fixture
@@ -39,7 +26,7 @@ def reads(monkeypatch) -> list[int]:
 
 def test_a_run_reads_its_results_back_once(cli, tmp_path, reads):
     suite = tmp_path / "small.toml"
-    suite.write_text(SUITE)
+    suite.write_text(TINY)  # memory levels, noise, and a sweep step
     said = cli("run", str(suite), "--out", str(tmp_path / "out"), "--llc", "hwloc")
     assert said.code == 0, said.err
     assert len(list((tmp_path / "out").glob("run-*.html"))) == 1

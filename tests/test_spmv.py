@@ -1,4 +1,4 @@
-"""app.spmv (native/apps/spmv): every variant's y = A x and y = A^T x against an independent
+"""app.spmv (native/app/spmv): every variant's y = A x and y = A^T x against an independent
 dense numpy product on the matrices of ../shared and on generated meshes at np = 1, 2, 3; f, r
 and the remote operations exactly for a hand-built matrix and partition; one sentence and exit
 status 2 for bad input; and a measurement stored through the CLI, with the roofline's bandwidth

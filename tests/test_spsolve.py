@@ -1,4 +1,4 @@
-"""app.spsolve (native/apps/spsolve): CHOLMOD and MUMPS on the SPD matrices of ../shared and on
+"""app.spsolve (native/app/spsolve): CHOLMOD and MUMPS on the SPD matrices of ../shared and on
 generated problems, exact sizes of the generated matrices, and one clear sentence with exit
 status 2 for matrices that cannot be solved or read."""
 

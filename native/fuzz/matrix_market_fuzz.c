@@ -1,4 +1,4 @@
-/* libFuzzer target: the Matrix Market reader (native/apps/spsolve/matrix_market.c) on arbitrary
+/* libFuzzer target: the Matrix Market reader (native/app/spsolve/matrix_market.c) on arbitrary
  * bytes, under AddressSanitizer and UndefinedBehaviorSanitizer (`make fuzz`,
  * docs/safety/native.md). The input is read as a file through fmemopen; the memory budget is
  * 64 MB, so that a size line declaring more is refused, as it must be, before any allocation.

@@ -11,7 +11,7 @@ from perfatlas.store.result import Result
 
 BENCHMARK = "app.madbench"
 PHASES = ("dSdC", "invD", "W", "dLdC")
-CHECK_LIMIT = 1e-8  # native/apps/madbench: every check below it, or the run fails (status 3)
+CHECK_LIMIT = 1e-8  # native/app/madbench: every check below it, or the run fails (status 3)
 
 
 def problem(params: dict) -> str:

@@ -1,5 +1,5 @@
 """app.spmv: predicted (E1, E2) against measured efficiency of the remote-access variants, and the
-node-level CSR kernel against its roofline bound (docs/contract.md, native/apps/spmv/document.c).
+node-level CSR kernel against its roofline bound (docs/contract.md, native/app/spmv/document.c).
 
 Measured efficiency is given twice. The document's: the slowest rank's median local time over
 the slowest rank's median variant time (per-rank medians, max over ranks). From the stored

@@ -18,7 +18,7 @@ PHASES = (
     ("numeric", "numeric_s"),
     ("solve", "solve_s"),
 )
-# A solver that orders inside its analysis gives analysis_s only (native/apps/spsolve/solvers.h).
+# A solver that orders inside its analysis gives analysis_s only (native/app/spsolve/solvers.h).
 PHASES_WITHOUT_ORDERING = (
     ("analysis", "analysis_s"),
     ("numeric", "numeric_s"),

@@ -1,7 +1,7 @@
 """app.sweep: weak scaling of the KBA wavefront sweep from the stored results of one run, against
 the pipeline model, with the particle balance of every solve (docs/contract.md).
 
-Grind time (native/apps/sweep): g(np) = T(np) np / (C D I) = T(np) / (c D I), T the solve time
+Grind time (native/app/sweep): g(np) = T(np) np / (C D I) = T(np) / (c D I), T the solve time
 (common barrier to the slowest rank), C = c np the global cells (c per process), D the directions,
 I the source iterations. Weak scaling keeps c fixed, so the ideal solve time does not change with
 np and the measured parallel efficiency is

@@ -2,7 +2,7 @@
 and scalability modeling of a large-scale application", SC2001).
 
 The compressible Euler equations of an ideal gas on a 3-D grid, MUSCL-Hancock with an HLLC (or
-HLL) Riemann solver, directionally split (native/apps/hydro/). As in SAGE, the cells are ordered
+HLL) Riemann solver, directionally split (native/app/hydro/). As in SAGE, the cells are ordered
 in one dimension and cut into equal slabs of `cells_per_pe` cells, one per process, so the grid
 grows with np (weak scaling) and a slab shorter than its stencil's reach exchanges ghosts with
 several processes on each side; each cycle reduces the time step over all processes, and
@@ -31,7 +31,7 @@ from perfatlas.store.database import Store
 
 SECONDS_PER_CELL_CYCLE = 1e-6  # measured 0.6 us on the development VM (Benchmark.estimate)
 
-GHOST_WIDTH = 2  # cells on each side that a cell's update reads (native/apps/hydro/slab.h)
+GHOST_WIDTH = 2  # cells on each side that a cell's update reads (native/app/hydro/slab.h)
 AXES = ("x", "y", "z")
 
 

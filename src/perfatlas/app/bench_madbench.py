@@ -3,7 +3,7 @@ Skinner, "Integrated performance monitoring of a cosmology application on leadin
 platforms", ICPP 2005), the application proxy of out-of-core dense linear algebra.
 
 One Newton-Raphson iteration of MADCAP's maximum-likelihood angular power spectrum of a map of
-`npix` pixels in `nbin` bins, on np = q^2 MPI ranks with ScaLAPACK (native/apps/madbench/),
+`npix` pixels in `nbin` bins, on np = q^2 MPI ranks with ScaLAPACK (native/app/madbench/),
 in four phases, each an MPI_Pcontrol region: dSdC (the bins' signal-covariance derivatives from
 Legendre polynomials, written to disk), invD (read them, accumulate the covariance D, Cholesky
 inverse), W (read them again, W_b = D^-1 dS/dC_b by pdgemm, optionally by `ngang` gangs on

@@ -63,7 +63,7 @@ parse_kernels = names_parser("kernel", KERNELS)
 
 
 def problem_rows(problem: str, n: int) -> int:
-    """The order of a generated problem (native/apps/spsolve/problems.h)."""
+    """The order of a generated problem (native/app/spsolve/problems.h)."""
     if problem == "elasticity3d":
         return 3 * n * (n + 1) ** 2
     return n ** (2 if problem == "laplace2d" else 3)

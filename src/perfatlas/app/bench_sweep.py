@@ -3,7 +3,7 @@ deterministic transport codes (KBA pipelining over a 2-D process grid).
 
 One-group transport with isotropic scattering, an isotropic source uniform in a box centred in
 the domain (the whole domain by default) and vacuum boundaries, solved by source iteration with
-diamond differencing and the equal-weight level-symmetric S_N set (native/apps/sweep/). Each of
+diamond differencing and the equal-weight level-symmetric S_N set (native/app/sweep/). Each of
 the px x py ranks holds it x jt x kt cells, so the global grid grows with np (weak scaling); each
 sweep pipelines blocks of mk k-planes x mmi directions across the ranks. Samples, one per solve:
 grind_time_ns (ns per cell, direction and iteration on each process), solve_s, and, given the

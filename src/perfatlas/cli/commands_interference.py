@@ -76,7 +76,7 @@ def cmd_scenario(args: argparse.Namespace) -> int:
     done = args.executor.run_elsewhere(
         lambda folder: _scenario_words(args, out, folder), store, f"scenario-{args.action}", machine
     )
-    if done is not None:  # on the executor's node (perfatlas.cluster.executor_elsewhere)
+    if done is not None:  # on the executor's node (perfatlas.run.elsewhere)
         data = RunData.load(store, done.runs[-1])
         saved = json.loads((done.folder / "scenario.json").read_text())
         if args.action == "run":

@@ -7,7 +7,6 @@ layer below the domains and, of the domains, perfatlas.noise (node asymmetry of 
   analysis_nodes.py      nodes that differ from the others: per-node slowdown, the rule
   collect.py             a finished step read back from its folder: documents, or why none
   command_job.py         one perfatlas command as a Slurm job of its own
-  executor_elsewhere.py  a command (scenario, profile) run on a compute node, runs imported
   executor_hosts.py      `hosts`: mpirun with a hostfile, no scheduler
   executor_slurm.py      `slurm`: every measurement a step of one Slurm job
   findings_nodes.py      findings: each node's slowdown and verdict; the nodes' judge

@@ -1,5 +1,5 @@
 """One command as a Slurm job of its own: a perfatlas command run on a compute node
-(perfatlas.cluster.executor_elsewhere). sbatch runs the batch script on the allocation's first node, so
+(perfatlas.run.elsewhere). sbatch runs the batch script on the allocation's first node, so
 the command runs there directly; inside an allocation already, the script runs here and starts
 the command on a node with srun. The job asks for its nodes exclusively: a scenario measures
 interference, and another job on the node would be part of it."""

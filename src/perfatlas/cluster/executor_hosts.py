@@ -11,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from perfatlas.cluster.executor_elsewhere import Elsewhere, conclude, prepare
 from perfatlas.cluster.front_end import jobs_folder, new_folder
 from perfatlas.cluster.hosts import on_every_host, probe_hosts, run_on_first_host
 from perfatlas.common.progress import console
@@ -19,6 +18,7 @@ from perfatlas.launch.launchers import mpirun_path
 from perfatlas.machine.placement import Placement
 from perfatlas.machine.topology import Machine
 from perfatlas.plan.planned import Destination
+from perfatlas.run.elsewhere import Elsewhere, conclude, prepare
 from perfatlas.run.executor import OneLaunchAtATime, register_executor
 from perfatlas.store.database import Store
 

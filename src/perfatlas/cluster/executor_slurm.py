@@ -10,11 +10,11 @@ from pathlib import Path
 
 from perfatlas.cluster import slurm
 from perfatlas.cluster.command_job import run_command_job
-from perfatlas.cluster.executor_elsewhere import Elsewhere, conclude, prepare
 from perfatlas.cluster.front_end import jobs_folder, measure_in_job, new_folder
 from perfatlas.common.progress import console
 from perfatlas.machine.topology import Machine
 from perfatlas.plan.planned import Destination, Planned
+from perfatlas.run.elsewhere import Elsewhere, conclude, prepare
 from perfatlas.run.executor import Executor, register_executor
 from perfatlas.store.database import Store
 

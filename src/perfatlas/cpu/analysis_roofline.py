@@ -19,7 +19,7 @@ intensity = flops / bytes of memory traffic. Here:
   has that point's own median and interval.
 - Ridge point: peak / bandwidth, the intensity where a level's diagonal meets the peak.
 - Proxies: each places a measured rate at the intensity its document DECLARES (flops and bytes,
-  native/apps/*): app.spmv's CSR kernel (2 flops per nonzero; compulsory bytes 12 nnz + 20 n + 4,
+  native/app/*): app.spmv's CSR kernel (2 flops per nonzero; compulsory bytes 12 nnz + 20 n + 4,
   Williams et al., SC07), app.madbench's W phase (2 npix^3 flops and 24 npix^2 bytes per bin),
   app.sweep (13 flops per cell-angle; 24 B per cell per iteration). Compulsory traffic gives the
   highest intensity; the no-reuse traffic the document also declares gives the lowest. The bound

@@ -205,7 +205,7 @@ def profile(
 
 
 def show_stored(store: Store, run_id: int, folder: Path) -> None:
-    """A profile made elsewhere (perfatlas.cluster.executor_elsewhere) and imported as run `run_id`:
+    """A profile made elsewhere (perfatlas.run.elsewhere) and imported as run `run_id`:
     where it is, and its report written again from this database."""
     from perfatlas.report import write_report
     from perfatlas.store.run_data import RunData

@@ -5,6 +5,7 @@ domain: executor_*.py modules register with @register_executor (local here; host
 perfatlas.cluster). It may import every layer up to perfatlas.findings.
 
   executor.py             Executor, the executor registry and executor_for
+  elsewhere.py            a command (scenario, profile) run on a node, its runs imported here
   executor_local.py       `local`: every measurement a process of this machine
   remeasure_anomalies.py  re-measurement of groups the anomaly rule leaves unsettled
   runner.py               Runner: opens the run, hands measurements to the executor, closes the run

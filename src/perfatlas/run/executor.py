@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from perfatlas.common.discovery import import_modules
 from perfatlas.common.errors import UserError
@@ -21,11 +21,9 @@ from perfatlas.launch.launchers import LaunchOptions
 from perfatlas.machine.placement import Placement
 from perfatlas.machine.topology import Machine
 from perfatlas.plan.planned import Destination, Planned, merge_repeats
+from perfatlas.run.elsewhere import Elsewhere
 from perfatlas.run.series_points import SeriesPoints
 from perfatlas.store.database import Store
-
-if TYPE_CHECKING:
-    from perfatlas.cluster.executor_elsewhere import Elsewhere
 
 
 class Executor(ABC):

@@ -1,4 +1,4 @@
-"""Runs measured into another database (a compute node's copy, perfatlas.cluster.executor_elsewhere)
+"""Runs measured into another database (a compute node's copy, perfatlas.run.elsewhere)
 copied into this one: every row of the run, its results, profiles and scenarios, as they were
 stored there (host, times, status), under new ids."""
 
