@@ -5,7 +5,9 @@ UserError, and a view built from rank files that load is itself a valid profile.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import io
 import json
 import math
 import os
@@ -18,12 +20,14 @@ from hypothesis import strategies as st
 from test_profile import aborted_ranks, count, profile_document, start, write
 
 from perfatlas.common.errors import UserError
+from perfatlas.profile.analysis_profile import profile_figures
 from perfatlas.profile.documents import check_profile, load_profile
 from perfatlas.profile.partial import read_folder
 from perfatlas.profile.profile_warnings import profile_warnings
-from perfatlas.profile.section_profile import _calls_rows, _facts, region_labels
+from perfatlas.profile.section_profile import _calls_rows, _facts
 from perfatlas.profile.session import ending
 from perfatlas.profile.storage import headline
+from perfatlas.profile.views_profile import print_profile
 from perfatlas.store.database import Store
 
 
@@ -294,12 +298,16 @@ def mutated(draw, document: dict) -> dict:
 
 
 def drawn(document: dict) -> None:
-    """What the views read: the headline, the warnings, the facts, the calls table."""
+    """What the views read: the headline, the warnings, the figures (the facts, the calls table
+    and the terminal's tables drawn from them, and their JSON)."""
     headline(document)
     profile_warnings(document)
-    region_labels(document)
-    _facts(document, {"id": 1})
-    _calls_rows(document)
+    figures = profile_figures({"id": 1, "document": document})
+    _facts(document, figures)
+    _calls_rows(figures.calls)
+    with contextlib.redirect_stdout(io.StringIO()):
+        print_profile(figures)
+    json.dumps(figures.document(), allow_nan=False)
 
 
 @given(mutated(profile_document()))
@@ -382,5 +390,6 @@ def test_optional_fields_given_as_null_are_drawn_as_unknown():
     document = profile_document()
     document.update(timer={"source": None, "resolution_ns": None}, mpi_library=None)
     document["hardware_counters"] = {"available": True, "source": None}
-    facts = dict(_facts(check_profile(document, Path("p.json")), {"id": 1}).items)
+    document = check_profile(document, Path("p.json"))
+    facts = dict(_facts(document, profile_figures({"id": 1, "document": document})).items)
     assert facts["timer"] == "?" and facts["hardware counters"] == "available"

@@ -64,6 +64,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         f"host {run['host']} (machine {run['fingerprint']}), suite {run['suite'] or 'measure'}"
     )
     console.print(results_table(data.launches, f"run {run_id}"))
+    if data.profiles:  # a run of perfatlas profile: the profile itself, as the report has it
+        from perfatlas.profile.views_profile import print_profiles
+
+        print_profiles(data)
     print_warnings(data.launches)
     print_findings(data)
     return 0
@@ -71,7 +75,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def _show_json(data: RunData) -> int:
     """One run as JSON: the run's record, its results' statistics (no samples: export has them)
-    and its findings document (perfatlas.findings/1)."""
+    and its findings document (perfatlas.findings/1); a run of perfatlas profile, its profile's
+    figures too (key "profile", perfatlas.profile.analysis_profile)."""
     from perfatlas.findings.compute import run_findings
 
     fields = ("id", "benchmark", "params", "metric", "unit", "n", "median", "ci_lo", "ci_hi")
@@ -80,6 +85,10 @@ def _show_json(data: RunData) -> int:
         for r in data.launches
     ]
     document = {"run": data.run, "results": results, "findings": run_findings(data).document()}
+    if data.profiles:
+        from perfatlas.profile.views_profile import profile_document
+
+        document["profile"] = profile_document(data)
     print(json.dumps(document, indent=1))
     return 0
 

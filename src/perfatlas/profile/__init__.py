@@ -1,9 +1,12 @@
 """perfatlas.profile: `perfatlas profile`: a program run under libperfatlas-ipm.so, the documents
 the library writes read and checked (docs/profile.md), a partial profile built from rank files
 where the whole one is missing, the profile stored as a run (headline results under benchmark
-ipm.profile), and its report section. It may import every layer below the domains and no other
-domain.
+ipm.profile), its figures (computed once for the report's section, `perfatlas show` and
+`show --json`), its report section and its terminal view. It may import every layer below the
+domains and no other domain.
 
+  analysis_profile.py  a stored profile's figures: the banner's, calls by time, regions, the
+                       heaviest communicating pairs (section, terminal and JSON read them)
   command.py           the argv and environment that run a command under libperfatlas-ipm.so
   documents.py         loading and checking perfatlas.ipm/1 and perfatlas.ipm-rank/1 documents
   partial.py           a folder's profile: ipm-profile.json, or a partial one from rank files
@@ -11,4 +14,5 @@ domain.
   section_profile.py   section: time per region and rank, calls, traffic, message sizes
   session.py           the whole `perfatlas profile` command: prepare, run, import, report
   storage.py           a profile stored as a run, its headline figures as results
+  views_profile.py     the profile in the terminal (`perfatlas show RUN` of a profile run)
 """

@@ -4,14 +4,22 @@ much to whom, and the message sizes."""
 
 from __future__ import annotations
 
-import re
 import shlex
 from datetime import UTC, datetime
 
 from markupsafe import Markup
 from matplotlib.ticker import FuncFormatter
 
-from perfatlas.common.units import format_number, format_size
+from perfatlas.common.units import format_size
+from perfatlas.profile.analysis_profile import (
+    CallFigures,
+    ProfileFigures,
+    RegionFigures,
+    Traffic,
+    percent,
+    profile_figures,
+    seconds,
+)
 from perfatlas.profile.profile_warnings import profile_warnings
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Details, Facts, Figure, Note, Table
@@ -25,58 +33,21 @@ TOP_CALLS = 20
 HISTOGRAM_CALLS = 7  # calls named in the histogram; the rest are "other"
 
 
-def seconds(value: float | None) -> str:
-    if value is None:
-        return "-"
-    for unit, factor in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if abs(value) >= factor:
-            return f"{format_number(value / factor)} {unit}"
-    return f"{format_number(value / 1e-9)} ns" if value else "0 s"
-
-
-def percent(part: float | None, whole: float | None) -> str:
-    return f"{100 * part / whole:.1f} %" if part is not None and whole else "-"
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def _visible(name: str) -> str:
-    """A name as drawn: a control character (a tab, a newline) written as its escape, \\x09."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", name)
-
-
-def region_labels(document: dict) -> dict[int, str]:
-    """Region id -> its names from the outermost, as given (escaped for HTML only when drawn,
-    control characters shown as escapes), joined by " > ": "a/b" at the top level and "a" > "b"
-    read differently."""
-    regions = {region["id"]: region for region in document["regions"]}
-
-    def names(region: dict) -> list[str]:
-        chain = []
-        while region["parent"] is not None and len(chain) < len(regions):  # a tree (documents)
-            chain.append(_visible(region["name"]) or '""')
-            region = regions[region["parent"]]
-        return chain[::-1]
-
-    return {id_: " > ".join(names(region)) or "(whole program)" for id_, region in regions.items()}
-
-
-def _category_parts(rows: list[dict], figure) -> dict[str, list[float]]:
+def _category_parts(rows: list, figure) -> dict[str, list[float]]:
     """CALC/MPI/I-O/LBST per row; an unknown figure (LBST of a partial profile) counts 0."""
-    return {label: [figure(row[key]) or 0.0 for row in rows] for key, label in CATEGORIES.items()}
+    return {label: [figure(row, key) or 0.0 for row in rows] for key, label in CATEGORIES.items()}
 
 
-def _regions_figure(document: dict, name: str) -> Figure | None:
-    regions = [r for r in document["regions"] if r["wall_s"] is not None]
+def _regions_figure(
+    regions: list[RegionFigures], lbst_method: str | None, name: str
+) -> Figure | None:
     if not regions:
         return None
-    labels = region_labels(document)
     with plots.figure(name, width=9.5, height=1.4 + 0.32 * len(regions)) as (fig, axes):
         ax = axes[0, 0]
-        average = _category_parts(regions, lambda spread: spread and spread["avg"])
+        average = _category_parts(regions, lambda region, key: region.average_s[key])
         plots.draw_stacked_bars(
-            ax, [labels[r["id"]] for r in regions], average, CATEGORY_COLORS, horizontal=True
+            ax, [r.label for r in regions], average, CATEGORY_COLORS, horizontal=True
         )
         ax.set_xlabel("seconds per rank (average over the ranks in the region)")
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
@@ -87,7 +58,7 @@ def _regions_figure(document: dict, name: str) -> Figure | None:
         "Time per region, averaged over the ranks that entered it; a region includes its "
         "nested regions. CALC: outside MPI and I/O; MPI: inside MPI calls, less LBST; I/O: "
         "POSIX I/O on the program's files and MPI-IO; LBST (load imbalance and "
-        f"synchronization): {document.get('lbst_method') or 'not given'}.",
+        f"synchronization): {lbst_method or 'not given'}.",
     )
 
 
@@ -97,7 +68,7 @@ def _ranks_figure(document: dict, name: str) -> Figure | None:
         return None
     with plots.figure(name, width=9.5, height=3.2) as (fig, axes):
         ax = axes[0, 0]
-        parts = _category_parts(ranks, lambda value: value)
+        parts = _category_parts(ranks, lambda rank, key: rank[key])
         plots.draw_stacked_bars(ax, [str(r["rank"]) for r in ranks], parts, CATEGORY_COLORS)
         ax.set_xlabel("rank (MPI_COMM_WORLD)")
         ax.set_ylabel("seconds")
@@ -115,29 +86,26 @@ def _ranks_figure(document: dict, name: str) -> Figure | None:
     )
 
 
-def _calls_rows(document: dict) -> list[list[str]]:
-    labels = region_labels(document)
-    wall = (document["wallclock_s"] or {}).get("sum")
-    calls = sorted(document["calls"], key=lambda c: c["time_s"]["sum"], reverse=True)
+def _calls_rows(calls: list[CallFigures]) -> list[list[str]]:
     return [
         [
-            call["call"],
-            labels[call["region"]],
-            call["category"],
-            seconds(call["time_s"]["sum"]),
-            percent(call["time_s"]["sum"], wall),
-            f"{seconds(call['time_s']['min'])} .. {seconds(call['time_s']['max'])}",
-            str(call["count"]),
-            format_size(call["bytes"]),
-            str(call["ranks"]),
-            seconds(call.get("lbst_s")),
+            call.call,
+            call.region_label,
+            call.category,
+            seconds(call.time_s["sum"]),
+            percent(call.of_wall),
+            f"{seconds(call.time_s['min'])} .. {seconds(call.time_s['max'])}",
+            str(call.count),
+            format_size(call.bytes),
+            str(call.ranks),
+            seconds(call.lbst_s),
         ]
         for call in calls
     ]
 
 
-def _calls_tables(document: dict) -> list[Block]:
-    rows = _calls_rows(document)
+def _calls_tables(calls: list[CallFigures]) -> list[Block]:
+    rows = _calls_rows(calls)
     if not rows:
         return [Note("No MPI or I/O call was recorded.")]
     columns = [
@@ -166,18 +134,16 @@ def _calls_tables(document: dict) -> list[Block]:
     return [top, Details(f"All {len(rows)} calls", [Table(columns, rows, numeric=numeric)])]
 
 
-def _draw_matrix(fig, ax, matrix: dict) -> str:
+def _draw_matrix(fig, ax, matrix: dict, sums: Traffic) -> str:
     tasks = len(matrix["bytes"])
     annotate = format_size if tasks <= 8 else None
     plots.draw_heatmap(fig, ax, matrix["bytes"], "bytes sent", annotate=annotate)
     ax.set_xlabel("receiver rank")
     ax.set_ylabel("sender rank")
     ax.set_title("communication matrix", loc="left")
-    messages = sum(map(sum, matrix["messages"]))
     return (
         f"Left: bytes each rank (row) sent to each rank (column), "
-        f"{format_size(sum(map(sum, matrix['bytes'])))} in {messages} messages "
-        f"({matrix.get('what', 'point-to-point')}; blank: none). "
+        f"{format_size(sums.bytes)} in {sums.messages} messages ({sums.what}; blank: none). "
     )
 
 
@@ -214,17 +180,16 @@ def _draw_histogram(ax, entries: list[dict]) -> str:
     )
 
 
-def _traffic_figure(document: dict, name: str) -> Figure | None:
+def _traffic_figure(document: dict, sums: Traffic | None, name: str) -> Figure | None:
     """The communication matrix (when the profile has one with a message) beside the histogram."""
-    matrix = document["matrix"]
-    silent = matrix is not None and not any(any(row) for row in matrix["bytes"])
-    matrix = None if silent else matrix
+    silent = sums is not None and sums.silent
+    matrix = None if sums is None or silent else document["matrix"]
     entries = [e for e in document["histogram"] if e["count"]]
     panels = [panel for panel in (matrix, entries) if panel]
     if not panels:
         return None
     with plots.figure(name, 1, len(panels), width=9.5, height=3.8) as (fig, axes):
-        caption = _draw_matrix(fig, axes[0, 0], matrix) if matrix else ""
+        caption = _draw_matrix(fig, axes[0, 0], matrix, sums) if matrix and sums else ""
         if silent:
             caption = "No point-to-point or one-sided message was sent (the matrix is empty). "
         if entries:
@@ -233,23 +198,18 @@ def _traffic_figure(document: dict, name: str) -> Figure | None:
         return Figure(plots.to_svg(fig), caption)
 
 
-def _facts(document: dict, stored: dict) -> Facts:
-    wall = document["wallclock_s"]
-    whole = next(r for r in document["regions"] if r["parent"] is None)
-    total = wall["sum"] if wall else None
-
-    def share(key: str) -> str:
-        return percent(whole[key]["sum"], total) if whole[key] else "-"
-
-    hosts = document.get("hosts") or []
+def _facts(document: dict, figures: ProfileFigures) -> Facts:
+    program = figures.overview
+    wall, shares = program.wallclock_s, program.shares
+    hosts = program.hosts
     counters = document.get("hardware_counters") or {}
     facts: list[tuple[str, str | Markup]] = [
-        ("command", Markup("<code>{}</code>").format(shlex.join(document["command"]))),
-        ("tasks", f"{document['tasks']} on {len(hosts) or '?'} host(s) {', '.join(hosts)}"),
-        ("MPI library", document.get("mpi_library") or "not recorded"),
+        ("command", Markup("<code>{}</code>").format(shlex.join(program.command))),
+        ("tasks", f"{program.tasks} on {len(hosts) or '?'} host(s) {', '.join(hosts)}"),
+        ("MPI library", program.mpi_library or "not recorded"),
     ]
-    if document.get("started_unix"):
-        started = datetime.fromtimestamp(document["started_unix"], UTC)
+    if program.started_unix:
+        started = datetime.fromtimestamp(program.started_unix, UTC)
         facts.append(("started", started.isoformat(timespec="seconds")))
     if wall:
         facts += [
@@ -258,12 +218,16 @@ def _facts(document: dict, stored: dict) -> Facts:
                 f"{seconds(wall['avg'])} per rank on average "
                 f"(min {seconds(wall['min'])}, max {seconds(wall['max'])})",
             ),
-            ("time in MPI", f"{share('mpi_s')} of all ranks' wallclock, LBST {share('lbst_s')}"),
-            ("time in I/O", share("io_s")),
-            ("time computing (CALC)", share("calc_s")),
+            (
+                "time in MPI",
+                f"{percent(shares['mpi_s'])} of all ranks' wallclock, "
+                f"LBST {percent(shares['lbst_s'])}",
+            ),
+            ("time in I/O", percent(shares["io_s"])),
+            ("time computing (CALC)", percent(shares["calc_s"])),
         ]
-    if document.get("maxrss_bytes"):
-        facts.append(("peak memory per rank", format_size(document["maxrss_bytes"]["max"])))
+    if program.maxrss_bytes is not None:
+        facts.append(("peak memory per rank", format_size(program.maxrss_bytes)))
     timer = document.get("timer") or {}
     if timer:
         resolution = timer.get("resolution_ns")
@@ -284,7 +248,7 @@ def _facts(document: dict, stored: dict) -> Facts:
         facts.append(
             ("record table", f"{table.get('used_max', '?')} of {table.get('capacity')} used")
         )
-    caption = f"Profile {stored['id']}" if stored.get("id") is not None else "Profile"
+    caption = f"Profile {figures.id}" if figures.id is not None else "Profile"
     return Facts(facts, caption=f"{caption} (perfatlas-ipm)")
 
 
@@ -293,13 +257,13 @@ def _warnings(document: dict) -> list[Note]:
 
 
 def profile_blocks(stored: dict) -> list[Block]:
-    document = stored["document"]
+    document, figures = stored["document"], profile_figures(stored)
     name = f"profile-{stored.get('id') or 0}"
-    blocks: list[Block] = [_facts(document, stored), *_warnings(document)]
+    blocks: list[Block] = [_facts(document, figures), *_warnings(document)]
     for figure in (
-        _regions_figure(document, f"{name}-regions"),
-        *_calls_tables(document),
-        _traffic_figure(document, f"{name}-traffic"),
+        _regions_figure(figures.regions, document.get("lbst_method"), f"{name}-regions"),
+        *_calls_tables(figures.calls),
+        _traffic_figure(document, figures.traffic, f"{name}-traffic"),
         _ranks_figure(document, f"{name}-ranks"),
     ):
         if figure is not None:

@@ -4,10 +4,10 @@ them like any other figure."""
 
 from __future__ import annotations
 
-import math
 import shlex
 
 from perfatlas.machine.topology import Machine, software_versions
+from perfatlas.profile.analysis_profile import comm_fraction
 from perfatlas.profile.profile_warnings import profile_warnings
 from perfatlas.store.database import Store
 
@@ -16,21 +16,19 @@ BENCHMARK = "ipm.profile"
 
 def headline(document: dict) -> dict | None:
     """The program's wallclock (the slowest rank's) and the share of all ranks' time spent in
-    MPI (mpi_s + lbst_s over wall_s, IPM's %comm), one value each; None when the profile lacks
-    per-rank times (a partial profile from rank files that carry none) or when they make no share
-    (a wallclock of 1e-300 s: the document's numbers are only checked to be finite)."""
+    MPI (mpi_s + lbst_s over wall_s, IPM's %comm: analysis_profile.comm_fraction), one value
+    each; None when the profile lacks per-rank times (a partial profile from rank files that
+    carry none) or when they make no share (a wallclock of 1e-300 s: the document's numbers are
+    only checked to be finite)."""
+    in_mpi = comm_fraction(document)
+    if in_mpi is None:
+        return None
     wall = document["wallclock_s"]
-    whole = next(region for region in document["regions"] if region["parent"] is None)
-    if not wall or not whole["mpi_s"] or not wall["sum"] > 0:
-        return None
-    in_mpi = whole["mpi_s"]["sum"] + (whole["lbst_s"] or {}).get("sum", 0.0)
-    if not math.isfinite(in_mpi / wall["sum"]):
-        return None
     return {
         "schema": "perfatlas.result/1",
         "benchmark": BENCHMARK,
         "params": {"command": shlex.join(document["command"]), "tasks": document["tasks"]},
-        "samples": {"wallclock_s": [wall["max"]], "comm_fraction": [in_mpi / wall["sum"]]},
+        "samples": {"wallclock_s": [wall["max"]], "comm_fraction": [in_mpi]},
         "units": {"wallclock_s": "s", "comm_fraction": ""},
         "derived": {"partial": document["partial"]},
     }

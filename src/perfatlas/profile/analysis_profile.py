@@ -1,0 +1,268 @@
+"""The figures of one stored profile (a perfatlas.ipm/1 document, docs/profile.md), computed once
+for every view of it: the report's profile section (section_profile), `perfatlas show`
+(views_profile), `show --json`, and the headline results stored with the run (storage). What the
+program was and how its time divides (the figures of the library's banner), its calls by time,
+its regions, and its traffic with the heaviest communicating pairs: seconds, bytes and fractions
+(0..1), which seconds() and percent() write alike in every view."""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from perfatlas.common.units import format_number
+from perfatlas.profile.documents import CATEGORIES
+
+TOP_PAIRS = 10  # the heaviest sender -> receiver pairs kept of a communication matrix
+
+
+def share(part: float | None, whole: float | None) -> float | None:
+    """part / whole; None when either is unknown, the whole is 0, or the ratio overflows (a
+    document's figures are only checked to lie within +-1e20: docs/safety/profiles.md)."""
+    if part is None or not whole:
+        return None
+    ratio = part / whole
+    return ratio if math.isfinite(ratio) else None
+
+
+def seconds(value: float | None) -> str:
+    if value is None:
+        return "-"
+    for unit, factor in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if abs(value) >= factor:
+            return f"{format_number(value / factor)} {unit}"
+    return f"{format_number(value / 1e-9)} ns" if value else "0 s"
+
+
+def percent(fraction: float | None) -> str:
+    return "-" if fraction is None else f"{100 * fraction:.1f} %"
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _visible(name: str) -> str:
+    """A name as drawn: a control character (a tab, a newline) written as its escape, \\x09."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", name)
+
+
+def region_labels(document: dict) -> dict[int, str]:
+    """Region id -> its names from the outermost, as given (escaped for HTML or terminal markup
+    only when drawn, control characters shown as escapes), joined by " > ": "a/b" at the top
+    level and "a" > "b" read differently."""
+    regions = {region["id"]: region for region in document["regions"]}
+
+    def names(region: dict) -> list[str]:
+        chain = []
+        while region["parent"] is not None and len(chain) < len(regions):  # a tree (documents)
+            chain.append(_visible(region["name"]) or '""')
+            region = regions[region["parent"]]
+        return chain[::-1]
+
+    return {id_: " > ".join(names(region)) or "(whole program)" for id_, region in regions.items()}
+
+
+def whole_program(document: dict) -> dict:
+    """Region 0, the root: its figures are the ranks' totals."""
+    return next(region for region in document["regions"] if region["parent"] is None)
+
+
+def comm_fraction(document: dict) -> float | None:
+    """The share of all ranks' wallclock spent in MPI, MPI_s + LBST_s over wall_s (IPM's %comm,
+    the banner's); None without per-rank times (a partial profile from rank files that carry
+    none) or where they make no share."""
+    wall, whole = document["wallclock_s"], whole_program(document)
+    if not wall or not whole["mpi_s"] or not wall["sum"] > 0:
+        return None
+    return share(whole["mpi_s"]["sum"] + (whole["lbst_s"] or {}).get("sum", 0.0), wall["sum"])
+
+
+@dataclass(frozen=True)
+class Overview:
+    """The program and how its time divides: the figures of the library's banner."""
+
+    command: list[str]
+    tasks: int
+    hosts: list[str]
+    mpi_library: str | None
+    started_unix: float | None
+    partial: bool
+    partial_reason: str | None
+    wallclock_s: dict | None  # per rank: sum, min, max, avg over the ranks
+    comm_fraction: float | None  # MPI + LBST of all ranks' wallclock (IPM's %comm)
+    shares: dict[str, float | None]  # calc_s, mpi_s, io_s, lbst_s: of all ranks' wallclock
+    maxrss_bytes: float | None  # the largest rank's peak memory
+
+
+def overview(document: dict) -> Overview:
+    wall, whole = document["wallclock_s"], whole_program(document)
+    total = wall["sum"] if wall else None
+    return Overview(
+        command=list(document["command"]),
+        tasks=document["tasks"],
+        hosts=list(document.get("hosts") or []),
+        mpi_library=document.get("mpi_library"),
+        started_unix=document.get("started_unix"),
+        partial=document["partial"],
+        partial_reason=document.get("partial_reason") if document["partial"] else None,
+        wallclock_s=dict(wall) if wall else None,
+        comm_fraction=comm_fraction(document),
+        shares={key: share((whole[key] or {}).get("sum"), total) for key in CATEGORIES},
+        maxrss_bytes=(document.get("maxrss_bytes") or {}).get("max"),
+    )
+
+
+@dataclass(frozen=True)
+class CallFigures:
+    """One call in one region (its own figures, not its nested regions'), summed over ranks."""
+
+    call: str
+    region: int
+    region_label: str
+    category: str  # mpi, mpi-io or posix-io
+    count: int
+    bytes: int  # as the calls' buffers describe them
+    ranks: int  # the ranks that made it
+    time_s: dict  # the spread of the per-rank totals: sum, min, max, avg
+    lbst_s: float | None
+    of_wall: float | None  # of all ranks' wallclock summed
+    of_mpi: float | None  # of all ranks' time in MPI calls (MPI-IO is I/O: None, as I/O)
+
+
+def calls_by_time(document: dict) -> list[CallFigures]:
+    """Every (region, call), the most time first."""
+    labels = region_labels(document)
+    wall = (document["wallclock_s"] or {}).get("sum")
+    in_mpi = sum(c["time_s"]["sum"] for c in document["calls"] if c["category"] == "mpi")
+    calls = sorted(document["calls"], key=lambda c: c["time_s"]["sum"], reverse=True)
+    return [
+        CallFigures(
+            call=call["call"],
+            region=call["region"],
+            region_label=labels[call["region"]],
+            category=call["category"],
+            count=call["count"],
+            bytes=call["bytes"],
+            ranks=call["ranks"],
+            time_s=dict(call["time_s"]),
+            lbst_s=call.get("lbst_s"),
+            of_wall=share(call["time_s"]["sum"], wall),
+            of_mpi=share(call["time_s"]["sum"], in_mpi) if call["category"] == "mpi" else None,
+        )
+        for call in calls
+    ]
+
+
+@dataclass(frozen=True)
+class RegionFigures:
+    """One region (its nested regions included) over the ranks that entered it."""
+
+    id: int
+    label: str
+    ranks: int | None  # the ranks that entered it, where the document says
+    entries: int | None
+    wall_s: dict  # sum, min, max, avg over those ranks
+    average_s: dict[str, float | None]  # calc_s, mpi_s, io_s, lbst_s: per rank, on average
+    shares: dict[str, float | None]  # calc_s, mpi_s, io_s, lbst_s: of the region's wallclock
+
+
+def regions(document: dict) -> list[RegionFigures]:
+    """The regions with wall times (a partial profile's may have none), in the document's order:
+    the whole program first."""
+    labels = region_labels(document)
+    found = []
+    for region in document["regions"]:
+        wall = region["wall_s"]
+        if wall is None:
+            continue
+        ranks = region.get("ranks")  # not a field the views must have (documents)
+        found.append(
+            RegionFigures(
+                id=region["id"],
+                label=labels[region["id"]],
+                ranks=ranks if isinstance(ranks, int) and not isinstance(ranks, bool) else None,
+                entries=region.get("entries"),
+                wall_s=dict(wall),
+                average_s={key: (region[key] or {}).get("avg") for key in CATEGORIES},
+                shares={
+                    key: share((region[key] or {}).get("sum"), wall["sum"]) for key in CATEGORIES
+                },
+            )
+        )
+    return found
+
+
+@dataclass(frozen=True)
+class Pair:
+    """What one rank sent to another (ranks of MPI_COMM_WORLD)."""
+
+    sender: int
+    receiver: int
+    bytes: float
+    messages: float
+    of_bytes: float | None  # of all bytes the matrix holds
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """The communication matrix in sums: each message counted once, at its sender."""
+
+    what: str
+    bytes: float
+    messages: float
+    silent: bool  # no byte in the matrix: the report draws no heatmap
+    pairs: list[Pair] = field(default_factory=list)  # the heaviest first, TOP_PAIRS of them
+
+
+def traffic(document: dict, top: int = TOP_PAIRS) -> Traffic | None:
+    """None when the profile has no matrix (more tasks than the library keeps one for, or a
+    partial view of rank files without record kinds); the heaviest pairs by bytes, then
+    messages."""
+    matrix = document["matrix"]
+    if matrix is None:
+        return None
+    sent, messages = matrix["bytes"], matrix["messages"]
+    total = sum(map(sum, sent))
+    cells = (
+        (sent[i][j], messages[i][j], i, j)
+        for i in range(len(sent))
+        for j in range(len(sent[i]))
+        if sent[i][j] or messages[i][j]
+    )
+    heaviest = heapq.nlargest(top, cells, key=lambda c: (c[0], c[1], -c[2], -c[3]))
+    return Traffic(
+        what=matrix.get("what") or "point-to-point",
+        bytes=total,
+        messages=sum(map(sum, messages)),
+        silent=not any(any(row) for row in sent),
+        pairs=[Pair(i, j, b, m, share(b, total)) for b, m, i, j in heaviest],
+    )
+
+
+@dataclass(frozen=True)
+class ProfileFigures:
+    """Everything a view of one stored profile shows, from Store.profiles' entry."""
+
+    id: int | None  # the profile's id in the store
+    overview: Overview
+    calls: list[CallFigures]
+    regions: list[RegionFigures]
+    traffic: Traffic | None
+
+    def document(self) -> dict[str, Any]:
+        """As JSON (`perfatlas show RUN --json`, key "profile")."""
+        return asdict(self)
+
+
+def profile_figures(stored: dict) -> ProfileFigures:
+    document = stored["document"]
+    return ProfileFigures(
+        id=stored.get("id"),
+        overview=overview(document),
+        calls=calls_by_time(document),
+        regions=regions(document),
+        traffic=traffic(document),
+    )

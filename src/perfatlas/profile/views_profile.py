@@ -1,0 +1,202 @@
+"""A stored profile in the terminal (`perfatlas show RUN` of a run `perfatlas profile` made): the
+program and how its time divides (the library's banner), the top calls, the regions and the
+heaviest communicating pairs, the figures of analysis_profile that the report's section draws."""
+
+from __future__ import annotations
+
+import shlex
+from datetime import UTC, datetime
+
+from rich.markup import escape
+from rich.table import Table
+
+from perfatlas.common.units import format_size
+from perfatlas.profile.analysis_profile import (
+    CallFigures,
+    Overview,
+    ProfileFigures,
+    RegionFigures,
+    Traffic,
+    percent,
+    profile_figures,
+    seconds,
+)
+from perfatlas.profile.profile_warnings import profile_warnings
+from perfatlas.profile.storage import BENCHMARK
+from perfatlas.store.run_data import RunData
+from perfatlas.terminal.run_views import console, titled_table
+
+TOP_CALLS = 20  # as many as the report's top-calls table (section_profile)
+CATEGORY_LABELS = {"mpi_s": "MPI", "lbst_s": "LBST", "io_s": "I/O", "calc_s": "CALC"}
+
+
+def overview_table(program: Overview, title: str) -> Table:
+    hosts = program.hosts
+    table = titled_table(title, "", "")
+    table.show_header = False
+    rows = [
+        ("command", shlex.join(program.command)),
+        ("ranks", f"{program.tasks} on {len(hosts) or '?'} host(s) {', '.join(hosts)}".rstrip()),
+        ("MPI library", program.mpi_library or "not recorded"),
+    ]
+    if program.started_unix:
+        started = datetime.fromtimestamp(program.started_unix, UTC)
+        rows.append(("started", started.isoformat(timespec="seconds")))
+    wall, shares = program.wallclock_s, program.shares
+    if wall:
+        rows += [
+            (
+                "wallclock",
+                f"{seconds(wall['max'])} (the slowest rank; average {seconds(wall['avg'])}, "
+                f"min {seconds(wall['min'])})",
+            ),
+            (
+                "in MPI",
+                f"{percent(program.comm_fraction)} of all ranks' wallclock (MPI "
+                f"{percent(shares['mpi_s'])}, LBST {percent(shares['lbst_s'])})",
+            ),
+            ("in I/O", percent(shares["io_s"])),
+            ("computing (CALC)", percent(shares["calc_s"])),
+        ]
+    if program.maxrss_bytes is not None:
+        rows.append(("peak memory per rank", format_size(program.maxrss_bytes)))
+    rows.append(
+        (
+            "profile",
+            f"partial: {program.partial_reason or 'the program did not finish'}"
+            if program.partial
+            else "complete (every rank reached MPI_Finalize)",
+        )
+    )
+    for name, value in rows:
+        table.add_row(name, escape(value))
+    return table
+
+
+def calls_table(calls: list[CallFigures], title: str) -> Table:
+    table = titled_table(
+        title,
+        "call",
+        "region",
+        "count",
+        "bytes",
+        "time (all ranks)",
+        "% of MPI",
+        "% of wall",
+        "per rank min .. max",
+        right=(2, 3, 4, 5, 6, 7),
+    )
+    for call in calls:
+        table.add_row(
+            escape(call.call),
+            escape(call.region_label),
+            str(call.count),
+            format_size(call.bytes),
+            seconds(call.time_s["sum"]),
+            percent(call.of_mpi) if call.category == "mpi" else f"({call.category})",
+            percent(call.of_wall),
+            f"{seconds(call.time_s['min'])} .. {seconds(call.time_s['max'])}",
+        )
+    return table
+
+
+def regions_table(regions: list[RegionFigures], title: str) -> Table:
+    labels = list(CATEGORY_LABELS.values())
+    table = titled_table(
+        title, "region", "ranks", "wall per rank", *labels, right=(1, 2, 3, 4, 5, 6)
+    )
+    for region in regions:
+        table.add_row(
+            escape(region.label),
+            "-" if region.ranks is None else str(region.ranks),
+            seconds(region.wall_s["avg"]),
+            *(
+                f"{seconds(region.average_s[key])} ({percent(region.shares[key])})"
+                for key in CATEGORY_LABELS
+            ),
+        )
+    return table
+
+
+def _count(value: float) -> str:
+    """A count from the matrix (numbers in JSON): 6, not 6.0 or 6e+00."""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def pairs_table(traffic: Traffic, title: str) -> Table:
+    table = titled_table(
+        title, "sender -> receiver", "bytes", "messages", "% of bytes", right=(1, 2, 3)
+    )
+    for pair in traffic.pairs:
+        table.add_row(
+            f"{pair.sender} -> {pair.receiver}",
+            format_size(pair.bytes),
+            _count(pair.messages),
+            percent(pair.of_bytes),
+        )
+    return table
+
+
+def _caption(table: Table, text: str) -> None:
+    table.caption, table.caption_justify = text, "left"
+
+
+def print_profile(figures: ProfileFigures) -> None:
+    name = f"profile {figures.id}" if figures.id is not None else "profile"
+    console.print(overview_table(figures.overview, f"{name} (perfatlas-ipm)"))
+    calls = figures.calls
+    if calls:
+        shown = f", {TOP_CALLS} of {len(calls)}" if len(calls) > TOP_CALLS else ""
+        table = calls_table(calls[:TOP_CALLS], f"top calls by time{shown}")
+        _caption(
+            table,
+            "a call's figures are its region's own, not its nested regions'; time summed over "
+            "the ranks; % of MPI: of all ranks' time in MPI calls (MPI-IO and POSIX calls are "
+            "I/O); % of wall: of all ranks' wallclock",
+        )
+        console.print(table)
+    else:
+        console.print("no MPI or I/O call was recorded")
+    if figures.regions:
+        table = regions_table(figures.regions, "regions")
+        _caption(
+            table,
+            "each with its nested regions: seconds per rank, averaged over the ranks in it, and "
+            "% of its wallclock",
+        )
+        console.print(table)
+    traffic = figures.traffic
+    if traffic is None:
+        console.print(
+            "no communication matrix: more ranks than the library keeps one for (1024), or a "
+            "partial profile from rank files without record kinds (an older library)"
+        )
+    elif not traffic.pairs:
+        console.print("no point-to-point or one-sided message was sent")
+    else:
+        table = pairs_table(
+            traffic,
+            f"heaviest communicating pairs, of {format_size(traffic.bytes)} in "
+            f"{_count(traffic.messages)} messages",
+        )
+        _caption(table, escape(traffic.what))
+        console.print(table)
+
+
+def print_profiles(data: RunData) -> None:
+    """Every profile the run holds (`perfatlas profile` stores one per run), and what is doubtful
+    about it where no headline result carries it (a profile without per-rank times has none:
+    storage.headline), so that `show` warns as the report's section does."""
+    headlines = any(r.benchmark == BENCHMARK for r in data.launches)
+    for stored in data.profiles:
+        print_profile(profile_figures(stored))
+        for warning in [] if headlines else profile_warnings(stored["document"]):
+            console.print(
+                f"[yellow]warning[/] {BENCHMARK}: {escape(warning.text)}", highlight=False
+            )
+
+
+def profile_document(data: RunData) -> dict:
+    """The figures of the run's profile as JSON (`show --json`, key "profile"): its first, the
+    one `perfatlas profile` stores with each run."""
+    return profile_figures(data.profiles[0]).document()
