@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from perfatlas.cli.options import (
+    AddCommand,
     add_launch_arguments,
     check_output_file,
     open_store,
@@ -122,7 +123,7 @@ def _scenario_words(args: argparse.Namespace, out: Path, folder: Path) -> list[s
     return [*words, "--cpus", args.cpus] if args.cpus else words
 
 
-def add_commands(command) -> None:
+def add_commands(command: AddCommand) -> None:
     """Add this group's commands to the parser (perfatlas.cli.entry.build_parser)."""
     p = command("parbench", cmd_parbench, "PARbench kernels: 'base' measures every variant alone")
     p.add_argument("action", choices=("base",), help="base: the base data of every kernel variant")

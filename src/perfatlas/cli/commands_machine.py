@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from perfatlas.cli.options import AddCommand
+
 
 def cmd_topo(args: argparse.Namespace) -> int:
     from perfatlas.machine.topology import Machine
@@ -25,7 +27,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_commands(command) -> None:
+def add_commands(command: AddCommand) -> None:
     """Add this group's commands to the parser (perfatlas.cli.entry.build_parser)."""
     p = command("topo", cmd_topo, "show this machine's topology (hwloc)")
     p.add_argument("--json", action="store_true", help="print the topology document")

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from perfatlas.cli.options import (
+    AddCommand,
     add_launch_arguments,
     add_plan_arguments,
     add_remeasure_argument,
@@ -181,7 +182,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_commands(command) -> None:
+def add_commands(command: AddCommand) -> None:
     """Add this group's commands to the parser (perfatlas.cli.entry.build_parser)."""
     p = command("run", cmd_run, "run a suite (default: quick) and write the HTML report")
     p.add_argument("suite", nargs="?", default="quick", help="suite name or path to a TOML file")

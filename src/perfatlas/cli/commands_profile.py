@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from perfatlas.cli.options import (
+    AddCommand,
     add_launch_arguments,
     check_output_file,
     open_store,
@@ -33,7 +34,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_commands(command) -> None:
+def add_commands(command: AddCommand) -> None:
     """Add this group's commands to the parser (perfatlas.cli.entry.build_parser)."""
     p = command(
         "profile",

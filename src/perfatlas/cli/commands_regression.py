@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from perfatlas.cli.options import (
+    AddCommand,
     add_launch_arguments,
     check_output_file,
     open_store,
@@ -80,7 +81,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_commands(command) -> None:
+def add_commands(command: AddCommand) -> None:
     """Add this group's commands to the parser (perfatlas.cli.entry.build_parser)."""
     p = command(
         "check",

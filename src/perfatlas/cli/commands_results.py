@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from perfatlas.cli.options import (
+    AddCommand,
     check_output_file,
     open_store,
     print_findings,
@@ -202,7 +203,7 @@ def _export_hwloc(store, data, output: str | None) -> int:
     return 0
 
 
-def add_commands(command) -> None:
+def add_commands(command: AddCommand) -> None:
     """Add this group's commands to the parser (perfatlas.cli.entry.build_parser)."""
     command("list", cmd_list, "list suites and benchmarks with their parameters")
     p = command("show", cmd_show, "list runs, or show one run's results and findings")

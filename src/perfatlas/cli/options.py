@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,10 @@ from perfatlas.common.errors import UserError
 
 if TYPE_CHECKING:  # imported where used: the command line starts without the analyses
     from perfatlas.store.run_data import RunData
+
+# What a group's add_commands receives (perfatlas.cli.entry): command(name, handler, help) adds
+# the command and returns its parser, for the group to add the command's own options.
+AddCommand = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
 DEFAULT_DB = "perfatlas.db"
 MAX_REPEAT = 1000  # launches of one measurement (--repeat)
