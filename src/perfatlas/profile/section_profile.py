@@ -4,11 +4,13 @@ much to whom, and the message sizes."""
 
 from __future__ import annotations
 
+import math
 import shlex
 from datetime import UTC, datetime
 
 from markupsafe import Markup
-from matplotlib.ticker import FuncFormatter
+from matplotlib.colors import LogNorm
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
 from perfatlas.common.units import format_size
 from perfatlas.profile.analysis_profile import (
@@ -134,16 +136,52 @@ def _calls_tables(calls: list[CallFigures]) -> list[Block]:
     return [top, Details(f"All {len(rows)} calls", [Table(columns, rows, numeric=numeric)])]
 
 
+BYTE_UNITS = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
+
+
+def _byte_unit(largest: float) -> tuple[str, float]:
+    """The unit a colour scale up to `largest` bytes is labelled in: the largest that it reaches."""
+    return next(((u, f) for u, f in BYTE_UNITS if largest >= f), ("B", 1.0))
+
+
+def _size_ticks(low: float, high: float, most: int = 8) -> list[float]:
+    """Powers of two in low..high, at most `most`: every 1st, 2nd, 5th or 10th power (1K, 1M)."""
+    first, last = math.ceil(math.log2(low)), math.floor(math.log2(high))
+    stride = next(s for s in (1, 2, 5, 10, 20) if (last - first) // s + 1 <= most)
+    return [2.0**e for e in range(first, last + 1) if e % stride == 0]
+
+
 def _draw_matrix(fig, ax, matrix: dict, sums: Traffic) -> str:
     tasks = len(matrix["bytes"])
-    annotate = format_size if tasks <= 8 else None
-    plots.draw_heatmap(fig, ax, matrix["bytes"], "bytes sent", annotate=annotate)
+    values = [[float(v) for v in row] for row in matrix["bytes"]]
+    largest = max(map(max, values))
+    unit, factor = _byte_unit(largest)
+    scaled = [[v / factor for v in row] for row in values]
+    annotate = (lambda v: format_size(v * factor)) if tasks <= 8 else None
+    image = plots.draw_heatmap(
+        fig, ax, scaled, f"bytes sent ({unit})", annotate=annotate, zero=True
+    )
+    if isinstance(image.norm, LogNorm):  # the cells span more than a factor of 100
+        smallest = min(v for row in values for v in row if v > 0)
+        bar = image.colorbar
+        bar.set_label("bytes sent (K, M, G = KiB, MiB, GiB)")
+        bar.locator = FixedLocator([t / factor for t in _size_ticks(smallest, largest)])
+        bar.formatter = FuncFormatter(lambda v, _: plots.size_label(v * factor))
+        bar.ax.yaxis.set_minor_formatter(NullFormatter())
+        bar.update_ticks()
+        scale = (
+            f"colour on a logarithmic scale from the smallest sent ({format_size(smallest)}) to "
+            f"the largest ({format_size(largest)}), as they span more than a factor of 100"
+        )
+    else:
+        scale = f"colour from 0 to the largest ({format_size(largest)})"
     ax.set_xlabel("receiver rank")
     ax.set_ylabel("sender rank")
     ax.set_title("communication matrix", loc="left")
     return (
         f"Left: bytes each rank (row) sent to each rank (column), "
-        f"{format_size(sums.bytes)} in {sums.messages} messages ({sums.what}; blank: none). "
+        f"{format_size(sums.bytes)} in {sums.messages} messages "
+        f"({sums.what}; blank: none; {scale}). "
     )
 
 
@@ -152,10 +190,27 @@ def _bucket_label(bucket: int) -> str:
     return "0" if bucket == 0 else plots.size_label(2 ** (bucket - 1))
 
 
-def _draw_histogram(ax, entries: list[dict]) -> str:
+def _calls_count(counts: dict[str, int]) -> str:
+    """'81571 calls (MPI_Recv 30451, MPI_Send 30451, MPI_Waitall 19354 and 11 more calls)'."""
+    named = sorted(counts, key=lambda call: (-counts[call], call))
+    listed = ", ".join(f"{call} {counts[call]}" for call in named[:3])
+    more = (
+        f" and {len(named) - 3} more call{'s' if len(named) > 4 else ''}" if len(named) > 3 else ""
+    )
+    total = sum(counts.values())
+    return f"{total} call{'s' if total != 1 else ''} ({listed}{more})"
+
+
+def _by_call(entries: list[dict]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for e in entries:
         counts[e["call"]] = counts.get(e["call"], 0) + e["count"]
+    return counts
+
+
+def _draw_histogram(ax, entries: list[dict]) -> str:
+    """Calls per size bucket, per call, of the calls that moved bytes (bucket 1 and up)."""
+    counts = _by_call(entries)
     named = sorted(counts, key=counts.get, reverse=True)[:HISTOGRAM_CALLS]
     buckets = list(range(min(e["bucket"] for e in entries), max(e["bucket"] for e in entries) + 1))
     parts = {call: [0] * len(buckets) for call in [*named, "other"]}
@@ -165,36 +220,56 @@ def _draw_histogram(ax, entries: list[dict]) -> str:
     if not any(parts["other"]):
         del parts["other"]
     colors = [plots.COLORS[i % 10] for i in range(len(parts))]
-    plots.draw_stacked_bars(ax, [_bucket_label(b) for b in buckets], parts, colors)
-    ax.set_xlabel("message size, lower end of the bucket (K, M = KiB, MiB)")
+    labels = [_bucket_label(b) for b in buckets]
     totals = [sum(column) for column in zip(*parts.values())]
-    if max(totals) > 50 * min(t for t in totals if t):  # small buckets stay visible
-        ax.set_yscale("symlog", linthresh=1)
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    if max(totals) > 50 * min(t for t in totals if t):  # small buckets stay visible: log counts
+        plots.draw_grouped_bars(ax, labels, parts, colors, log=True)
+        drawn = "on a logarithmic axis, the calls of a bucket side by side"
+    else:
+        plots.draw_stacked_bars(ax, labels, parts, colors)
+        drawn = "the calls of a bucket stacked"
+    ax.set_xlabel("message size, lower end of the bucket (K, M, G = KiB, MiB, GiB)")
     ax.set_ylabel("calls")
     ax.set_title("message sizes", loc="left")
-    ax.legend(frameon=False)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return (
         "Message-size histogram over all ranks and regions: calls per size bucket (bucket b "
-        "holds [2^(b-1), 2^b) bytes; 0 holds calls without a payload), per call."
+        f"holds [2^(b-1), 2^b) bytes), {drawn}. "
     )
 
 
-def _traffic_figure(document: dict, sums: Traffic | None, name: str) -> Figure | None:
-    """The communication matrix (when the profile has one with a message) beside the histogram."""
+def _no_bytes(entries: list[dict]) -> str:
+    """The calls of bucket 0 counted: '... calls (...) moved no bytes (no message, ...)'."""
+    if not entries:
+        return ""
+    return f"{_calls_count(_by_call(entries))} moved no bytes (no message, or an empty one)"
+
+
+def _traffic_figure(document: dict, sums: Traffic | None, name: str) -> Block | None:
+    """The communication matrix (when the profile has one with a message) beside the histogram
+    of the calls that moved bytes; those that moved none are counted in the caption."""
     silent = sums is not None and sums.silent
     matrix = None if sums is None or silent else document["matrix"]
     entries = [e for e in document["histogram"] if e["count"]]
-    panels = [panel for panel in (matrix, entries) if panel]
+    sized = [e for e in entries if e["bucket"] > 0]
+    empty = _no_bytes([e for e in entries if e["bucket"] == 0])
+    panels = [panel for panel in (matrix, sized) if panel]
     if not panels:
-        return None
+        return (
+            Note(f"No call moved bytes, so no message sizes are drawn: {empty}.") if empty else None
+        )
     with plots.figure(name, 1, len(panels), width=9.5, height=3.8) as (fig, axes):
         caption = _draw_matrix(fig, axes[0, 0], matrix, sums) if matrix and sums else ""
         if silent:
             caption = "No point-to-point or one-sided message was sent (the matrix is empty). "
-        if entries:
-            caption += ("Right: " if matrix else "") + _draw_histogram(axes[0, -1], entries)
+        if sized:
+            caption += ("Right: " if matrix else "") + _draw_histogram(axes[0, -1], sized)
         fig.tight_layout()
+        if sized:
+            plots.spread_tick_labels(fig, axes[0, -1])
+        if empty:
+            left_out = "they are left out of the histogram" if sized else "no size to draw"
+            caption += f"{empty}: {left_out}."
         return Figure(plots.to_svg(fig), caption)
 
 

@@ -14,10 +14,17 @@ matplotlib.use("Agg")  # no display: figures only ever become SVG text
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
-from matplotlib.colors import LogNorm  # noqa: E402
+from matplotlib.colors import LogNorm, Normalize  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.image import AxesImage  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator  # noqa: E402
+from matplotlib.ticker import (  # noqa: E402
+    FixedLocator,
+    FuncFormatter,
+    NullFormatter,
+    NullLocator,
+    ScalarFormatter,
+)
 
 from perfatlas.machine.caches import Cache  # noqa: E402
 from perfatlas.report.series import Curve  # noqa: E402
@@ -208,15 +215,21 @@ def draw_stacked_bars(
     horizontal: bool = False,
 ) -> None:
     """One bar per label made of parts stacked in the order of `parts` (name -> value per bar),
-    each part in its color and named in the legend."""
+    each part in its color and named in the legend. The value axis starts at 0 and leaves the
+    axes' margin above the tallest stack; keep it linear (stacks on a log axis misdraw equal
+    parts as unequal: draw_grouped_bars draws those)."""
     positions = np.arange(len(labels))
     base = np.zeros(len(labels))
     for (name, values), color in zip(parts.items(), colors):
         values = np.asarray(values, dtype=float)
         if horizontal:
-            ax.barh(positions, values, left=base, height=0.7, color=color, label=name)
+            bars = ax.barh(positions, values, left=base, height=0.7, color=color, label=name)
         else:
-            ax.bar(positions, values, bottom=base, width=0.7, color=color, label=name)
+            bars = ax.bar(positions, values, bottom=base, width=0.7, color=color, label=name)
+        if base.any():  # a part resting on another: its base is no edge of the axis, so that
+            for bar in bars:  # an empty top part (LBST 0) does not stop the axis at the stack
+                bar.sticky_edges.x.clear()
+                bar.sticky_edges.y.clear()
         base += values
     step = max(1, math.ceil(len(labels) / 40))  # at most 40 labels on the axis
     shown = positions[::step], [labels[i] for i in positions[::step]]
@@ -229,26 +242,109 @@ def draw_stacked_bars(
         ax.grid(axis="x", visible=False)
 
 
-def draw_heatmap(
-    fig: Figure, ax: Axes, matrix: Sequence[Sequence[float]], label: str, annotate=None
+def draw_grouped_bars(
+    ax: Axes,
+    labels: Sequence[str],
+    parts: dict[str, Sequence[float]],
+    colors: Sequence,
+    log: bool = False,
 ) -> None:
+    """One group per label: the parts with a value there side by side, each bar standing on the
+    axis (none stacked, so a log value axis draws them truthfully), in the order of `parts`, in
+    its color and named in the legend. All bars have the width that lets the fullest group fit
+    its slot. `log`: a log value axis with plain tick labels (1, 10, 100, 1,000)."""
+    positions = np.arange(len(labels))
+    present = [[name for name, values in parts.items() if values[i]] for i in positions]
+    width = 0.8 / max(1, max(map(len, present)))
+    for (name, values), color in zip(parts.items(), colors):
+        xs, heights = [], []
+        for i, value in enumerate(values):
+            if value:
+                here = present[i]
+                xs.append(i + (here.index(name) - (len(here) - 1) / 2) * width)
+                heights.append(value)
+        ax.bar(xs, heights, width=width, color=color, label=name)
+    if log:
+        ax.set_yscale("log")
+        ax.set_ylim(bottom=0.5)  # a bar of 1 still shows
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else ""))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+    step = max(1, math.ceil(len(labels) / 40))  # at most 40 labels on the axis
+    ax.set_xticks(positions[::step], [labels[i] for i in positions[::step]])
+    ax.grid(axis="x", visible=False)
+
+
+def spread_tick_labels(fig: Figure, ax: Axes, gap: float = 0.5) -> None:
+    """The x tick labels never overlap, measured as drawn (the renderer's box of each label): as
+    they are where they fit, else turned upright, and where even those collide, only every
+    second, third ... label is named (each position keeps its tick mark). `gap`: the least
+    space between two labels, in font sizes. Call it after the figure's layout
+    (fig.tight_layout()); it lays the figure out again after a turn."""
+    renderer = fig.canvas.get_renderer()
+
+    def collide() -> bool:
+        labels = [label for label in ax.get_xticklabels() if label.get_text()]
+        if not labels:
+            return False
+        pad = gap * labels[0].get_fontsize() * fig.dpi / 72
+        boxes = sorted((label.get_window_extent(renderer) for label in labels), key=lambda b: b.x0)
+        return any(a.x1 + pad > b.x0 for a, b in zip(boxes, boxes[1:]))
+
+    if not collide():
+        return
+    ax.tick_params(axis="x", labelrotation=90)
+    fig.tight_layout()
+    locations = list(ax.get_xticks())
+    names = [label.get_text() for label in ax.get_xticklabels()]
+    step = 1
+    while collide() and step < len(locations):
+        step += 1
+        ax.set_xticks(locations[::step], names[::step])
+        ax.set_xticks(locations, minor=True)
+    fig.tight_layout()
+
+
+def draw_heatmap(
+    fig: Figure,
+    ax: Axes,
+    matrix: Sequence[Sequence[float]],
+    label: str,
+    annotate=None,
+    *,
+    zero: bool = False,
+) -> AxesImage:
     """A matrix as colored cells (row i from the top, column j), zero cells left blank, with a
     color bar; a logarithmic scale when the non-zero values span more than a factor of 100.
-    `annotate(value) -> str` writes each non-zero value in its cell (small matrices)."""
+    A linear scale runs from the smallest cell to the largest, or from 0 with `zero` (so that
+    two near-equal cells look near-equal), its color bar labelled in plain numbers (no offset,
+    no exponent). `annotate(value) -> str` writes each non-zero value in its cell (small
+    matrices). Returns the image: its `norm` is the scale, its `colorbar` the bar."""
     values = np.asarray(matrix, dtype=float)
     positive = values[values > 0]
     wide = positive.size and positive.max() > 100 * positive.min()
-    norm = LogNorm(positive.min(), positive.max()) if wide else None
+    if wide:
+        norm = LogNorm(positive.min(), positive.max())
+    elif zero:
+        norm = Normalize(0.0, positive.max() if positive.size else 1.0)
+    else:
+        norm = None
     image = ax.imshow(np.ma.masked_less_equal(values, 0), cmap="viridis", norm=norm)
-    fig.colorbar(image, ax=ax, label=label, shrink=0.85)
+    bar = fig.colorbar(image, ax=ax, label=label, shrink=0.85)
+    if not wide:
+        plain = ScalarFormatter(useOffset=False)
+        plain.set_scientific(False)
+        bar.formatter = plain
+        bar.update_ticks()
     ax.grid(False)
     n_rows, n_columns = values.shape
     for axis, n in ((ax.xaxis, n_columns), (ax.yaxis, n_rows)):
         axis.set_major_locator(FixedLocator(range(0, n, max(1, math.ceil(n / 32)))))
-    if annotate is None:
-        return
-    for (row, column), value in np.ndenumerate(values):
-        if value > 0:  # dark text on viridis' light (yellow, green) end, white on its dark end
-            light = image.norm(value) > 0.6
-            color = "black" if light else "white"
-            ax.text(column, row, annotate(value), ha="center", va="center", fontsize=7, color=color)
+    if annotate is not None:
+        for (row, column), value in np.ndenumerate(values):
+            if value > 0:  # dark text on viridis' light (yellow, green) end, white on its dark end
+                light = image.norm(value) > 0.6
+                color = "black" if light else "white"
+                ax.text(
+                    column, row, annotate(value), ha="center", va="center", fontsize=7, color=color
+                )
+    return image
