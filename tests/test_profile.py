@@ -539,7 +539,8 @@ def test_the_report_draws_regions_calls_matrix_histogram_and_ranks(profile_repor
     assert html.index("MPI_Allreduce") < html.index("<td>MPI_Send</td>")
     assert "2.344 KiB" in html and "64 B" in html  # matrix cells: rank 0 -> 1, rank 1 -> 0
     assert "bucket b holds [2^(b-1), 2^b) bytes" in html and ">512<" in html  # MPI_Send: 800 B
-    assert "15.0 %" not in html and "10.0 % of all ranks" in html  # MPI 0.2 s of 2 s
+    # MPI 0.2 s and LBST 0.1 s of 2 s: IPM's %comm is their sum, each shown apart (as in show)
+    assert "15.0 % of all ranks&#39; wallclock (MPI 10.0 %, LBST 5.0 %)" in html
     assert "Per-rank imbalance" in html and "CALC ranges 750 ms .. 850 ms" in html
 
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 import heapq
 import math
 import re
+import shlex
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
-from perfatlas.common.units import format_number
+from perfatlas.common.units import format_number, format_size
 from perfatlas.profile.documents import CATEGORIES
 
 TOP_PAIRS = 10  # the heaviest sender -> receiver pairs kept of a communication matrix
@@ -113,6 +115,46 @@ def overview(document: dict) -> Overview:
         shares={key: share((whole[key] or {}).get("sum"), total) for key in CATEGORIES},
         maxrss_bytes=(document.get("maxrss_bytes") or {}).get("max"),
     )
+
+
+def overview_facts(program: Overview) -> list[tuple[str, str]]:
+    """The banner's figures as (label, text), as the report's facts and the terminal show them."""
+    hosts = program.hosts
+    facts = [
+        ("command", shlex.join(program.command)),
+        ("ranks", f"{program.tasks} on {len(hosts) or '?'} host(s) {', '.join(hosts)}".rstrip()),
+        ("MPI library", program.mpi_library or "not recorded"),
+    ]
+    if program.started_unix:
+        started = datetime.fromtimestamp(program.started_unix, UTC)
+        facts.append(("started", started.isoformat(timespec="seconds")))
+    wall, shares = program.wallclock_s, program.shares
+    if wall:
+        facts += [
+            (
+                "wallclock",
+                f"{seconds(wall['max'])} (the slowest rank; average {seconds(wall['avg'])}, "
+                f"min {seconds(wall['min'])})",
+            ),
+            (
+                "in MPI",
+                f"{percent(program.comm_fraction)} of all ranks' wallclock (MPI "
+                f"{percent(shares['mpi_s'])}, LBST {percent(shares['lbst_s'])})",
+            ),
+            ("in I/O", percent(shares["io_s"])),
+            ("computing (CALC)", percent(shares["calc_s"])),
+        ]
+    if program.maxrss_bytes is not None:
+        facts.append(("peak memory per rank", format_size(program.maxrss_bytes)))
+    facts.append(
+        (
+            "profile",
+            f"partial: {program.partial_reason or 'the program did not finish'}"
+            if program.partial
+            else "complete (every rank reached MPI_Finalize)",
+        )
+    )
+    return facts
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,6 @@ much to whom, and the message sizes."""
 from __future__ import annotations
 
 import math
-import shlex
-from datetime import UTC, datetime
 
 from markupsafe import Markup
 from matplotlib.colors import LogNorm
@@ -18,6 +16,7 @@ from perfatlas.profile.analysis_profile import (
     ProfileFigures,
     RegionFigures,
     Traffic,
+    overview_facts,
     percent,
     profile_figures,
     seconds,
@@ -275,34 +274,11 @@ def _traffic_figure(document: dict, sums: Traffic | None, name: str) -> Block | 
 
 def _facts(document: dict, figures: ProfileFigures) -> Facts:
     program = figures.overview
-    wall, shares = program.wallclock_s, program.shares
-    hosts = program.hosts
     counters = document.get("hardware_counters") or {}
     facts: list[tuple[str, str | Markup]] = [
-        ("command", Markup("<code>{}</code>").format(shlex.join(program.command))),
-        ("tasks", f"{program.tasks} on {len(hosts) or '?'} host(s) {', '.join(hosts)}"),
-        ("MPI library", program.mpi_library or "not recorded"),
+        (label, Markup("<code>{}</code>").format(text) if label == "command" else text)
+        for label, text in overview_facts(program)
     ]
-    if program.started_unix:
-        started = datetime.fromtimestamp(program.started_unix, UTC)
-        facts.append(("started", started.isoformat(timespec="seconds")))
-    if wall:
-        facts += [
-            (
-                "wallclock",
-                f"{seconds(wall['avg'])} per rank on average "
-                f"(min {seconds(wall['min'])}, max {seconds(wall['max'])})",
-            ),
-            (
-                "time in MPI",
-                f"{percent(shares['mpi_s'])} of all ranks' wallclock, "
-                f"LBST {percent(shares['lbst_s'])}",
-            ),
-            ("time in I/O", percent(shares["io_s"])),
-            ("time computing (CALC)", percent(shares["calc_s"])),
-        ]
-    if program.maxrss_bytes is not None:
-        facts.append(("peak memory per rank", format_size(program.maxrss_bytes)))
     timer = document.get("timer") or {}
     if timer:
         resolution = timer.get("resolution_ns")

@@ -4,9 +4,6 @@ heaviest communicating pairs, the figures of analysis_profile that the report's 
 
 from __future__ import annotations
 
-import shlex
-from datetime import UTC, datetime
-
 from rich.markup import escape
 from rich.table import Table
 
@@ -17,6 +14,7 @@ from perfatlas.profile.analysis_profile import (
     ProfileFigures,
     RegionFigures,
     Traffic,
+    overview_facts,
     percent,
     profile_figures,
     seconds,
@@ -31,44 +29,9 @@ CATEGORY_LABELS = {"mpi_s": "MPI", "lbst_s": "LBST", "io_s": "I/O", "calc_s": "C
 
 
 def overview_table(program: Overview, title: str) -> Table:
-    hosts = program.hosts
     table = titled_table(title, "", "")
     table.show_header = False
-    rows = [
-        ("command", shlex.join(program.command)),
-        ("ranks", f"{program.tasks} on {len(hosts) or '?'} host(s) {', '.join(hosts)}".rstrip()),
-        ("MPI library", program.mpi_library or "not recorded"),
-    ]
-    if program.started_unix:
-        started = datetime.fromtimestamp(program.started_unix, UTC)
-        rows.append(("started", started.isoformat(timespec="seconds")))
-    wall, shares = program.wallclock_s, program.shares
-    if wall:
-        rows += [
-            (
-                "wallclock",
-                f"{seconds(wall['max'])} (the slowest rank; average {seconds(wall['avg'])}, "
-                f"min {seconds(wall['min'])})",
-            ),
-            (
-                "in MPI",
-                f"{percent(program.comm_fraction)} of all ranks' wallclock (MPI "
-                f"{percent(shares['mpi_s'])}, LBST {percent(shares['lbst_s'])})",
-            ),
-            ("in I/O", percent(shares["io_s"])),
-            ("computing (CALC)", percent(shares["calc_s"])),
-        ]
-    if program.maxrss_bytes is not None:
-        rows.append(("peak memory per rank", format_size(program.maxrss_bytes)))
-    rows.append(
-        (
-            "profile",
-            f"partial: {program.partial_reason or 'the program did not finish'}"
-            if program.partial
-            else "complete (every rank reached MPI_Finalize)",
-        )
-    )
-    for name, value in rows:
+    for name, value in overview_facts(program):
         table.add_row(name, escape(value))
     return table
 
