@@ -2,13 +2,13 @@
 """What `perfatlas profile` adds after the profiled program ends, and where it goes.
 
 Each round runs `perfatlas profile -- mpirun -np N pa-ipm-hostile names` (named regions and
-messages at any rank count) in this process, with the
-session's wait for the launcher (perfatlas.profile.session.run) timed: what remains of the
-command after that wait returns is the post-processing (reading the rank files, storing the
-profile, writing the report). Rounds alternate between the rank counts; the median over rounds
-is quoted, with the share of the report in it (perfatlas.report.write_report, timed alike). Every
-round is a fresh interpreter, as every `perfatlas profile` is: the imports the post-processing
-needs (the report's sections, matplotlib) are paid after the program ends, as a user pays them.
+messages at any rank count) with the session's wait for the launcher
+(perfatlas.profile.session.run) timed: what remains of the command after that wait returns is
+the post-processing (reading the rank files, storing the profile, writing the report). Rounds
+alternate between the rank counts; the median over rounds is quoted, with the share of the
+report in it (perfatlas.report.write_report, timed alike). Every round is
+a fresh interpreter, as every `perfatlas profile` is: the imports the post-processing needs (the
+report and its sections, matplotlib) are paid after the program ends, as a user pays them.
 Quote it on a quiet machine (check `uptime`).
 
     .venv/bin/python bench/profile_postprocess.py [--rounds 7] [--ranks 2,4]
@@ -32,7 +32,6 @@ from perfatlas.cli.entry import main
 from perfatlas.launch.launchers import mpirun_path
 from perfatlas.launch.native import executable
 from perfatlas.profile import session
-from perfatlas.report import write_report
 
 
 def timed(function, seconds: list[float]):
@@ -51,21 +50,21 @@ def timed(function, seconds: list[float]):
 def one_round(ranks: int, folder: Path) -> tuple[float, float]:
     """(seconds after the program ended, of which the report) of one profiled run."""
     waited, reported = [], []
-    original_run, original_report = session.run, write_report
-    session.run = timed(original_run, waited)
-    import perfatlas.report as report_module
+    original_run = session.run
 
-    report_module.write_report = timed(original_report, reported)
-    try:
-        out = folder / f"np{ranks}-{time.monotonic_ns()}"
-        argv = [mpirun_path(), "--oversubscribe", "--allow-run-as-root", "-np", str(ranks)]
-        argv += [str(executable("pa-ipm-hostile")), "names"]
-        start = time.perf_counter()
-        with contextlib.redirect_stdout(io.StringIO()):
-            code = main(["--db", str(folder / "p.db"), "profile", "--out", str(out), "--", *argv])
-        total = time.perf_counter() - start
-    finally:
-        session.run, report_module.write_report = original_run, original_report
+    session.run = timed(original_run, waited)  # profile() looks both up when it calls them
+    # profile() imports perfatlas.report before it starts the program (its sections, and so
+    # matplotlib, only when the report is written): importing it here moves nothing
+    from perfatlas import report
+
+    report.write_report = timed(report.write_report, reported)
+    out = folder / f"np{ranks}-{time.monotonic_ns()}"
+    argv = [mpirun_path(), "--oversubscribe", "--allow-run-as-root", "-np", str(ranks)]
+    argv += [str(executable("pa-ipm-hostile")), "names"]
+    start = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = main(["--db", str(folder / "p.db"), "profile", "--out", str(out), "--", *argv])
+    total = time.perf_counter() - start
     if code != 0:
         raise SystemExit(f"perfatlas profile exited {code} at np={ranks}")
     return total - sum(waited), sum(reported)

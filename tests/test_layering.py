@@ -47,7 +47,7 @@ LAYERS = (  # lowest first
 # The domains one domain reads the stored figures or analyses of (and never the other way).
 DOMAIN_PEERS = {
     "cpu": {"mem", "app"},  # the roofline: memory bandwidth, the proxies' declared counts
-    "app": {"comm"},  # app.hydro's model reads the stored communication atlas
+    "app": {"comm"},  # the MPI proxies build on comm.mpi (MpiBenchmark, np_param)
     "cluster": {"noise"},  # node asymmetry of the noise figures
     "scenario": {"parbench"},  # scenarios are built from PARbench kernels and base data
 }

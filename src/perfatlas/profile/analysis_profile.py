@@ -19,6 +19,8 @@ from perfatlas.common.units import format_number, format_size
 from perfatlas.profile.documents import CATEGORIES
 
 TOP_PAIRS = 10  # the heaviest sender -> receiver pairs kept of a communication matrix
+TOP_CALLS = 20  # the calls by time the report and `show` list first
+CATEGORY_LABELS = {"calc_s": "CALC", "mpi_s": "MPI", "io_s": "I/O", "lbst_s": "LBST"}
 
 
 def share(part: float | None, whole: float | None) -> float | None:

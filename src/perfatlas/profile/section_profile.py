@@ -12,6 +12,8 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
 from perfatlas.common.units import format_size
 from perfatlas.profile.analysis_profile import (
+    CATEGORY_LABELS,
+    TOP_CALLS,
     CallFigures,
     ProfileFigures,
     RegionFigures,
@@ -27,16 +29,16 @@ from perfatlas.report.blocks import Block, Details, Facts, Figure, Note, Table
 from perfatlas.report.report_sections import section
 from perfatlas.store.run_data import RunData
 
-# The four categories every second of a rank's wallclock falls in, in stacking order.
-CATEGORIES = {"calc_s": "CALC", "mpi_s": "MPI", "io_s": "I/O", "lbst_s": "LBST"}
+# The colours of the four categories (CATEGORY_LABELS), in stacking order.
 CATEGORY_COLORS = ["#59a14f", plots.COLORS[0], plots.COLORS[1], plots.COLORS[3]]
-TOP_CALLS = 20
 HISTOGRAM_CALLS = 7  # calls named in the histogram; the rest are "other"
 
 
 def _category_parts(rows: list, figure) -> dict[str, list[float]]:
     """CALC/MPI/I-O/LBST per row; an unknown figure (LBST of a partial profile) counts 0."""
-    return {label: [figure(row, key) or 0.0 for row in rows] for key, label in CATEGORIES.items()}
+    return {
+        label: [figure(row, key) or 0.0 for row in rows] for key, label in CATEGORY_LABELS.items()
+    }
 
 
 def _regions_figure(

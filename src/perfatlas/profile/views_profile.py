@@ -9,6 +9,8 @@ from rich.table import Table
 
 from perfatlas.common.units import format_size
 from perfatlas.profile.analysis_profile import (
+    CATEGORY_LABELS,
+    TOP_CALLS,
     CallFigures,
     Overview,
     ProfileFigures,
@@ -24,8 +26,7 @@ from perfatlas.profile.storage import BENCHMARK
 from perfatlas.store.run_data import RunData
 from perfatlas.terminal.run_views import console, titled_table
 
-TOP_CALLS = 20  # as many as the report's top-calls table (section_profile)
-CATEGORY_LABELS = {"mpi_s": "MPI", "lbst_s": "LBST", "io_s": "I/O", "calc_s": "CALC"}
+SHOWN_CATEGORIES = ("mpi_s", "lbst_s", "io_s", "calc_s")  # the regions table's columns: MPI first
 
 
 def overview_table(program: Overview, title: str) -> Table:
@@ -64,7 +65,7 @@ def calls_table(calls: list[CallFigures], title: str) -> Table:
 
 
 def regions_table(regions: list[RegionFigures], title: str) -> Table:
-    labels = list(CATEGORY_LABELS.values())
+    labels = [CATEGORY_LABELS[key] for key in SHOWN_CATEGORIES]
     table = titled_table(
         title, "region", "ranks", "wall per rank", *labels, right=(1, 2, 3, 4, 5, 6)
     )
@@ -75,7 +76,7 @@ def regions_table(regions: list[RegionFigures], title: str) -> Table:
             seconds(region.wall_s["avg"]),
             *(
                 f"{seconds(region.average_s[key])} ({percent(region.shares[key])})"
-                for key in CATEGORY_LABELS
+                for key in SHOWN_CATEGORIES
             ),
         )
     return table

@@ -5,7 +5,7 @@ not compared."""
 
 from __future__ import annotations
 
-from perfatlas.findings.finding_sources import Better, declared_kinds
+from perfatlas.findings.finding_sources import Better
 
 TIME_UNITS = frozenset({"s", "ms", "us", "ns", "cycle"})  # a duration: lower is better
 # dimensionless metrics, by name: True where higher is better
@@ -37,10 +37,10 @@ class UnknownKind(LookupError):
     """A stored finding of a kind no source of this perfatlas declares (another version's)."""
 
 
-def finding_higher_is_better(kind: str) -> bool | None:
-    """A finding's kind, as its source declares it (perfatlas.findings.finding_sources): None
-    for a verdict, a count or a frequency (comm.anomaly, noise.line ...)."""
-    better = declared_kinds().get(kind)
+def finding_higher_is_better(kind: str, declared: dict[str, Better]) -> bool | None:
+    """A finding's kind, as its source declares it (`declared`: finding_sources.declared_kinds):
+    None for a verdict, a count or a frequency (comm.anomaly, noise.line ...)."""
+    better = declared.get(kind)
     if better is None:
         raise UnknownKind(kind)
     return {Better.HIGHER: True, Better.LOWER: False, Better.NEITHER: None}[better]

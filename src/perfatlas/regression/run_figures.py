@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from perfatlas.benchmarks.result_label import params_label
 from perfatlas.common.anomaly import is_remeasurement
 from perfatlas.findings.compute import run_findings
+from perfatlas.findings.finding_sources import declared_kinds
 from perfatlas.regression.direction import (
     UnknownKind,
     finding_higher_is_better,
@@ -57,9 +58,10 @@ def run_figures(data: RunData) -> list[Figure]:
                 (r.id,),
             )
         )
+    declared = declared_kinds()
     for f in run_findings(data).findings:
         try:
-            higher, why = finding_higher_is_better(f.kind), NO_DIRECTION
+            higher, why = finding_higher_is_better(f.kind, declared), NO_DIRECTION
         except UnknownKind:  # stored by another version: said in the verdict table, not skipped
             higher, why = None, "a kind this perfatlas does not declare"
         if f.value is None or f.interval is None or (higher is None and why == NO_DIRECTION):
