@@ -353,17 +353,22 @@ class Shim:
         args = ", ".join(p.name for p in call.params)
         ret = "void" if call.ret == "int" else call.ret  # a subroutine, or a function (MPI_Wtime)
         lines = [f"static {ret} {fn}{self.params()}", "{"]
+        # The call site is the Fortran program's call of this entry point (ipm.h, PA_IPM_CALLER).
+        site, unset = "pa_ipm_self.caller = __builtin_return_address(0);", "pa_ipm_self.caller = NULL;"
         if call.ret != "int":  # MPI_Wtime, MPI_Wtick: Fortran functions, no argument
-            lines.append(f"    return {call.name}({args});")
+            lines += [f"    {site}", f"    {ret} value = {call.name}({args});"]
+            lines += [f"    {unset}", "    return value;"]
         else:
             lines += [f"    {line}" for line in self.before + self.arrays]
             failed = " || ".join(self.failed)
             invoke = f"{call.name}({args})"
+            lines.append(f"    {site}")
             lines.append(
                 f"    int code = {failed} ? MPI_ERR_NO_MEM : {invoke};"
                 if failed
                 else f"    int code = {invoke};"
             )
+            lines.append(f"    {unset}")
             if self.after:
                 lines.append("    if (code == MPI_SUCCESS) {")
                 lines += [f"        {line}" for line in self.after]

@@ -88,6 +88,27 @@ extern int pa_ipm_active;
  * __tls_get_addr call per access), valid because the library is preloaded or linked, not dlopened. */
 #define PA_IPM_THREAD_LOCAL _Thread_local __attribute__((tls_model("initial-exec")))
 
+/* Call sites (sites.c): where a call was made, as the return addresses of its innermost
+ * pa_ipm_depth frames, the shim's caller first ($PERFATLAS_IPM_CALLSTACK: 0 = no sites, 1 = the
+ * default, up to PA_IPM_MAX_FRAMES). Frames past pa_ipm_depth are never read. */
+#define PA_IPM_MAX_FRAMES 8
+typedef struct {
+    uintptr_t frames[PA_IPM_MAX_FRAMES];
+} pa_ipm_site_t;
+extern int pa_ipm_depth;
+/* Callers in these bounds are an MPI library's own Fortran binding (MPICH's mpif.h and mpi_f08
+ * glue call the C MPI_ functions): the site is the first frame outside it. Both 0 without sites. */
+extern uintptr_t pa_ipm_binding_low, pa_ipm_binding_high;
+void pa_ipm_site_stack(pa_ipm_site_t *site, uintptr_t caller); /* unwinds: out of line */
+/* The site of a call whose shim was called from `caller`. */
+static inline void pa_ipm_site(pa_ipm_site_t *site, const void *caller)
+{
+    uintptr_t at = (uintptr_t)caller;
+    site->frames[0] = pa_ipm_depth ? at : 0;
+    if (pa_ipm_depth > 1 || at - pa_ipm_binding_low < pa_ipm_binding_high - pa_ipm_binding_low)
+        pa_ipm_site_stack(site, at);
+}
+
 /* Polls (polls.c): the Test family, counted per thread, timed exactly for the first
  * PA_IPM_POLL_EXACT calls of a run and then one call in PA_IPM_POLL_EVERY, at random gaps. */
 #define PA_IPM_POLL_CALLS 4
@@ -96,6 +117,7 @@ extern const int pa_ipm_poll_calls[PA_IPM_POLL_CALLS]; /* MPI_Test, Testany, Tes
 #define PA_IPM_POLL_EVERY 256
 typedef struct {
     int slot, region;
+    uintptr_t site;           /* the caller (pa_ipm_site_t.frames[0]): a run is one site's */
     int countdown;            /* calls until the next timed one (<= 0: this one) */
     uint64_t random;          /* the gaps' generator (0: not seeded yet) */
     uint64_t calls, timed;    /* counted, timed */
@@ -117,43 +139,57 @@ typedef struct {
     int region; /* the innermost region (0: outside every region), kept by table.c */
     struct pa_ipm_table *table; /* where this thread's events go (record.c); NULL until its first */
     pa_ipm_poll_t *polls;       /* this thread's poll runs, one per poll call (polls.c) */
+    const void *caller; /* set by a Fortran entry point around its call of a shim (PA_IPM_CALLER) */
 } pa_ipm_thread_t;
 extern PA_IPM_THREAD_LOCAL pa_ipm_thread_t pa_ipm_self;
 
-/* One event of `call` in `region` that moved `bytes` with `peer` (a rank of `comm`, or negative
- * for none) and took `ticks` timer ticks. Safe from any thread (record.c). A nonblocking
- * receive's event belongs where it was posted, so the region is an argument. */
-void pa_ipm_record_at(int region, int call, uint64_t bytes, int peer, MPI_Comm comm,
-                      uint64_t ticks);
-/* The one function every shim calls: the event in this thread's innermost region. */
-static inline void pa_ipm_record(int call, uint64_t bytes, int peer, MPI_Comm comm, uint64_t ticks)
+/* The return address into the code that called the running shim: the program's, or -- for a
+ * call through one of the library's Fortran entry points, which set pa_ipm_self.caller -- the
+ * Fortran program's call of that entry point, not the entry point's call of the shim. Only in
+ * the shims themselves (exported functions, never inlined into their callers). */
+#define PA_IPM_CALLER() \
+    (pa_ipm_self.caller != NULL ? pa_ipm_self.caller : __builtin_return_address(0))
+
+/* One event of `call` in `region` at `site` that moved `bytes` with `peer` (a rank of `comm`, or
+ * negative for none) and took `ticks` timer ticks. Safe from any thread (record.c). A
+ * nonblocking receive's event belongs where it was posted, so the region and site are arguments. */
+void pa_ipm_record_at(int region, const pa_ipm_site_t *site, int call, uint64_t bytes, int peer,
+                      MPI_Comm comm, uint64_t ticks);
+/* The one function every shim calls: the event in this thread's innermost region, at the site
+ * `caller` (PA_IPM_CALLER() of the shim). */
+static inline void pa_ipm_record(int call, uint64_t bytes, int peer, MPI_Comm comm, uint64_t ticks,
+                                 const void *caller)
 {
-    pa_ipm_record_at(pa_ipm_self.region, call, bytes, peer, comm, ticks);
+    pa_ipm_site_t site;
+    pa_ipm_site(&site, caller);
+    pa_ipm_record_at(pa_ipm_self.region, &site, call, bytes, peer, comm, ticks);
 }
 /* This thread's innermost region (0: outside every region). */
 static inline int pa_ipm_current_region(void) { return pa_ipm_self.region; }
 
-/* This thread's run of poll `slot` in its current region; NULL when not recording (then the
- * caller records the call itself). The common case inline: a run already in this region. */
-pa_ipm_poll_t *pa_ipm_poll_start_slow(int slot);
-static inline pa_ipm_poll_t *pa_ipm_poll_start(int slot)
+/* This thread's run of poll `slot` in its current region at the site `caller`; NULL when not
+ * recording or when the site is more than its caller (then the shim records the call itself).
+ * The common case inline: a run already in this region, at this site. */
+pa_ipm_poll_t *pa_ipm_poll_start_slow(int slot, const void *caller);
+static inline pa_ipm_poll_t *pa_ipm_poll_start(int slot, const void *caller)
 {
     pa_ipm_poll_t *run = pa_ipm_self.polls ? &pa_ipm_self.polls[slot] : NULL;
-    if (run != NULL && run->region == pa_ipm_self.region && pa_ipm_active)
+    if (run != NULL && run->region == pa_ipm_self.region &&
+        run->site == (pa_ipm_depth ? (uintptr_t)caller : 0) && pa_ipm_active)
         return run;
-    return pa_ipm_poll_start_slow(slot);
+    return pa_ipm_poll_start_slow(slot, caller);
 }
 
 void pa_ipm_poll_timed(pa_ipm_poll_t *run, uint64_t ticks);
 void pa_ipm_polls_calibrate(void); /* the timer's own cost, which timed polls leave out */
 void pa_ipm_flush_polls(void);     /* every thread's runs into the table, at the end */
-/* `events` events of `call` in `region` at once, taking ticks_total in all (polls.c). */
-void pa_ipm_record_batch(int region, int call, uint64_t events, uint64_t ticks_total,
-                         uint64_t ticks_min, uint64_t ticks_max);
+/* `events` events of `call` in `region` at `site` at once, taking ticks_total in all (polls.c). */
+void pa_ipm_record_batch(int region, const pa_ipm_site_t *site, int call, uint64_t events,
+                         uint64_t ticks_total, uint64_t ticks_min, uint64_t ticks_max);
 
 /* Nonblocking receives (requests.c): remember a posted receive until its request completes. */
 void pa_ipm_post(MPI_Request request, int call, uint64_t posted_bytes, int peer, MPI_Comm comm,
-                 uint64_t ticks);
+                 uint64_t ticks, const void *caller);
 void pa_ipm_flush_posted(void); /* at the end: receives that never completed, as posted */
 
 /* Lifecycle (lifecycle.c calls these; table.c implements them). */

@@ -7,7 +7,8 @@
  * 1 .. 2 PA_IPM_POLL_EVERY - 1. Random gaps, not every k-th call: the cost of a poll can be
  * periodic in the call count (an MPI library that runs its event loop every n-th progress call),
  * and a fixed stride that shares a factor with that period samples some phases always and others
- * never. The run enters the table at the thread's next poll in another region, or at the end, as
+ * never. A run is one (region, call site) of the call: it enters the table at the thread's next
+ * poll of that call in another region or from another site, or at the end, as
  * one batch whose time is the exact time of its first calls plus the mean of the sampled calls
  * times the calls after those (a stratified estimate; exact for runs of up to PA_IPM_POLL_EXACT
  * calls). A timed poll's ticks are less the timer's own cost (the median of back-to-back reads,
@@ -53,9 +54,10 @@ static void flush(pa_ipm_poll_t *run)
 {
     if (run->calls == 0)
         return;
-    pa_ipm_record_batch(run->region, pa_ipm_poll_calls[run->slot], run->calls, estimated_ticks(run),
-                        run->min, run->max);
-    *run = (pa_ipm_poll_t){.slot = run->slot, .region = run->region};
+    pa_ipm_site_t site = {.frames = {run->site}};
+    pa_ipm_record_batch(run->region, &site, pa_ipm_poll_calls[run->slot], run->calls,
+                        estimated_ticks(run), run->min, run->max);
+    *run = (pa_ipm_poll_t){.slot = run->slot, .region = run->region, .site = run->site};
 }
 
 /* The calls to the next sampled one: uniform on 1 .. 2 PA_IPM_POLL_EVERY - 1 (mean
@@ -89,16 +91,22 @@ static poll_thread_t *this_thread(void)
     return mine = created;
 }
 
-pa_ipm_poll_t *pa_ipm_poll_start_slow(int slot)
+/* A run is keyed by one frame: a deeper site (several frames, or a Fortran binding's caller,
+ * unwound) is no run's; such polls are recorded call by call. */
+pa_ipm_poll_t *pa_ipm_poll_start_slow(int slot, const void *caller)
 {
-    poll_thread_t *thread = pa_ipm_active ? this_thread() : NULL;
+    pa_ipm_site_t site;
+    pa_ipm_site(&site, caller);
+    int one_frame = pa_ipm_depth <= 1 && site.frames[0] == (pa_ipm_depth ? (uintptr_t)caller : 0);
+    poll_thread_t *thread = pa_ipm_active && one_frame ? this_thread() : NULL;
     if (thread == NULL)
         return NULL;
     pa_ipm_poll_t *run = &thread->runs[slot];
     int region = pa_ipm_current_region();
-    if (run->region != region) {
+    if (run->region != region || run->site != site.frames[0]) {
         flush(run);
         run->region = region;
+        run->site = site.frames[0];
     }
     return run;
 }

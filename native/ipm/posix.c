@@ -43,27 +43,27 @@ static uint64_t moved(ssize_t result) { return result > 0 ? (uint64_t)result : 0
 
 /* Evaluates `call` (of type `type`); when `fd` is counted, times it and records it as `id` with
  * the bytes `bytes` computes from `result`. */
-#define PA_IPM_FILE_CALL(type, id, fd, call, bytes)                     \
-    do {                                                                \
-        if (!counted(fd))                                               \
-            return call;                                                \
-        uint64_t start = pa_ticks_unfenced();                           \
-        type result = call;                                             \
-        uint64_t ticks = pa_ticks_unfenced() - start;                   \
-        pa_ipm_record(PA_IPM_ID_##id, bytes, -1, MPI_COMM_NULL, ticks); \
-        return result;                                                  \
+#define PA_IPM_FILE_CALL(type, id, fd, call, bytes)                                      \
+    do {                                                                                 \
+        if (!counted(fd))                                                                \
+            return call;                                                                 \
+        uint64_t start = pa_ticks_unfenced();                                            \
+        type result = call;                                                              \
+        uint64_t ticks = pa_ticks_unfenced() - start;                                    \
+        pa_ipm_record(PA_IPM_ID_##id, bytes, -1, MPI_COMM_NULL, ticks, PA_IPM_CALLER()); \
+        return result;                                                                   \
     } while (0)
 
 /* An open-like call returning a descriptor: marks it, and records the call while active. */
-#define PA_IPM_OPEN_CALL(id, call)                                      \
-    do {                                                                \
-        uint64_t start = pa_ticks_unfenced();                           \
-        int fd = call;                                                  \
-        uint64_t ticks = pa_ticks_unfenced() - start;                   \
-        mark(fd, 1);                                                    \
-        if (fd >= 0 && pa_ipm_active && !pa_ipm_self.in_mpi)            \
-            pa_ipm_record(PA_IPM_ID_##id, 0, -1, MPI_COMM_NULL, ticks); \
-        return fd;                                                      \
+#define PA_IPM_OPEN_CALL(id, call)                                                       \
+    do {                                                                                 \
+        uint64_t start = pa_ticks_unfenced();                                            \
+        int fd = call;                                                                   \
+        uint64_t ticks = pa_ticks_unfenced() - start;                                    \
+        mark(fd, 1);                                                                     \
+        if (fd >= 0 && pa_ipm_active && !pa_ipm_self.in_mpi)                             \
+            pa_ipm_record(PA_IPM_ID_##id, 0, -1, MPI_COMM_NULL, ticks, PA_IPM_CALLER()); \
+        return fd;                                                                       \
     } while (0)
 
 static mode_t mode_argument(int flags, va_list rest)
@@ -148,21 +148,22 @@ PA_IPM_EXPORT int close(int fd)
         return next_close(fd);
     uint64_t start = pa_ticks_unfenced();
     int result = next_close(fd);
-    pa_ipm_record(PA_IPM_ID_close, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start);
+    pa_ipm_record(PA_IPM_ID_close, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start,
+                  PA_IPM_CALLER());
     return result;
 }
 
 /* fopen's descriptor is marked like open's (glibc opens it internally, past the interposed open). */
-#define PA_IPM_FOPEN_CALL(call)                                          \
-    do {                                                                 \
-        uint64_t start = pa_ticks_unfenced();                            \
-        FILE *stream = call;                                             \
-        uint64_t ticks = pa_ticks_unfenced() - start;                    \
-        if (stream != NULL)                                              \
-            mark(fileno(stream), 1);                                     \
-        if (stream != NULL && pa_ipm_active && !pa_ipm_self.in_mpi)      \
-            pa_ipm_record(PA_IPM_ID_fopen, 0, -1, MPI_COMM_NULL, ticks); \
-        return stream;                                                   \
+#define PA_IPM_FOPEN_CALL(call)                                                           \
+    do {                                                                                  \
+        uint64_t start = pa_ticks_unfenced();                                             \
+        FILE *stream = call;                                                              \
+        uint64_t ticks = pa_ticks_unfenced() - start;                                     \
+        if (stream != NULL)                                                               \
+            mark(fileno(stream), 1);                                                      \
+        if (stream != NULL && pa_ipm_active && !pa_ipm_self.in_mpi)                       \
+            pa_ipm_record(PA_IPM_ID_fopen, 0, -1, MPI_COMM_NULL, ticks, PA_IPM_CALLER()); \
+        return stream;                                                                    \
     } while (0)
 
 PA_IPM_EXPORT FILE *fopen(const char *path, const char *mode)
@@ -201,6 +202,7 @@ PA_IPM_EXPORT int fclose(FILE *stream)
         return next_fclose(stream);
     uint64_t start = pa_ticks_unfenced();
     int result = next_fclose(stream);
-    pa_ipm_record(PA_IPM_ID_fclose, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start);
+    pa_ipm_record(PA_IPM_ID_fclose, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start,
+                  PA_IPM_CALLER());
     return result;
 }

@@ -1,5 +1,5 @@
-/* Each rank's own document, perfatlas.ipm-rank/1 (docs/profile.md): its raw record table and its
- * regions. Written at MPI_Finalize, or flagged partial at MPI_Abort or an exit without it. */
+/* Each rank's own document, perfatlas.ipm-rank/1 (docs/profile.md): its raw record table, its
+ * regions, and the objects its call sites are resolved against. Written at MPI_Finalize, or flagged partial at MPI_Abort or an exit without it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -8,6 +8,7 @@
 
 #include "counters.h"
 #include "json.h"
+#include "sites.h"
 #include "table.h"
 #include "timer.h"
 
@@ -73,6 +74,7 @@ static void write_records(pa_json *json)
             pa_json_null(json);
         else
             pa_json_int(json, record->peer);
+        pa_ipm_write_site(json, &record->site);
         write_times(json, record);
         pa_json_end_object(json);
     }
@@ -113,6 +115,8 @@ static void write_document(pa_json *json, const char *partial_reason)
     pa_json_key_int(json, "used", pa_ipm.table.used);
     pa_json_end_object(json);
     write_regions(json);
+    pa_json_key_int(json, "callstack", pa_ipm_depth);
+    pa_ipm_write_objects(json);
     pa_json_key(json, "region_errors");
     pa_json_begin_object(json);
     pa_json_key_int(json, "regions_full", (long long)pa_ipm.regions_full);

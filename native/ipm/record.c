@@ -1,7 +1,7 @@
 /* The event path of perfatlas-ipm: every shim's event into a record table.
  *
  * A table is a fixed-size open-addressing hash table keyed by (region, call, size bucket, peer as
- * a rank of MPI_COMM_WORLD); each record keeps the event count, the exact bytes and the total,
+ * a rank of MPI_COMM_WORLD, call site: ipm.h); each record keeps the event count, the exact bytes and the total,
  * minimum and maximum time. Memory is fixed (no allocation after a thread's first event): when no
  * slot is left, an event is folded into the table's overflow record, whose count the profile
  * gives, so nothing is dropped silently.
@@ -24,6 +24,7 @@
 #include <linux/membarrier.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -98,15 +99,31 @@ static int translated_peer(int peer, MPI_Comm comm)
 /* Size bucket: the bit length of bytes, so bucket b holds [2^(b-1), 2^b) bytes and 0 holds 0. */
 static inline int size_bucket(uint64_t bytes) { return bytes ? 64 - __builtin_clzll(bytes) : 0; }
 
-static inline uint64_t key_hash(int region, int call, int bucket, int peer)
+static inline uint64_t mix(uint64_t key)
 {
-    uint64_t key = ((uint64_t)(uint32_t)peer << 32) ^ ((uint64_t)region << 16) ^
-                   ((uint64_t)call << 7) ^ (uint64_t)bucket;
     key ^= key >> 33; /* murmur3's finalizer */
     key *= 0xff51afd7ed558ccdull;
     key ^= key >> 33;
     key *= 0xc4ceb9fe1a85ec53ull;
     return key ^ (key >> 33);
+}
+
+static inline uint64_t key_hash(int region, int call, int bucket, int peer,
+                                const pa_ipm_site_t *site)
+{
+    uint64_t key = ((uint64_t)(uint32_t)peer << 32) ^ ((uint64_t)region << 16) ^
+                   ((uint64_t)call << 7) ^ (uint64_t)bucket;
+    for (int frame = 0; frame < pa_ipm_depth; frame++)
+        key = mix(key ^ site->frames[frame]);
+    return mix(key);
+}
+
+/* The same site: the first frame, then (deeper stacks) the others. */
+static inline int same_site(const pa_ipm_site_t *a, const pa_ipm_site_t *b)
+{
+    return a->frames[0] == b->frames[0] &&
+           (pa_ipm_depth <= 1 || memcmp(a->frames + 1, b->frames + 1,
+                                        (size_t)(pa_ipm_depth - 1) * sizeof *a->frames) == 0);
 }
 
 /* The slot where a key's probing starts: the hash mapped onto [0, capacity) by a multiply and a
@@ -119,20 +136,25 @@ static inline int first_slot(uint64_t hash, int capacity)
 
 /* The record of this key in `table` (added if new), or its overflow record when it is full.
  * Linear probing, wrapping at the end of the table. */
-static __attribute__((noinline)) pa_ipm_record_t *find(pa_ipm_table_t *table, int region, int call,
-                                                       int bucket, int world)
+static __attribute__((noinline)) pa_ipm_record_t *
+find(pa_ipm_table_t *table, int region, int call, int bucket, int world, const pa_ipm_site_t *site)
 {
     int capacity = pa_ipm.capacity;
-    int index = first_slot(key_hash(region, call, bucket, world), capacity);
+    int index = first_slot(key_hash(region, call, bucket, world, site), capacity);
     for (int probe = 0; probe < capacity; probe++) {
         pa_ipm_record_t *slot = &table->records[index];
         if (!slot->used) {
-            *slot = (pa_ipm_record_t){1, region, call, bucket, world, 0, 0, 0, 0, 0};
+            *slot = (pa_ipm_record_t){.region = region,
+                                      .call = call,
+                                      .bucket = bucket,
+                                      .peer = world,
+                                      .site = *site,
+                                      .used = 1};
             table->used++;
             return slot;
         }
         if (slot->region == region && slot->call == call && slot->bucket == bucket &&
-            slot->peer == world)
+            slot->peer == world && same_site(&slot->site, site))
             return slot;
         if (++index == capacity)
             index = 0;
@@ -156,8 +178,9 @@ static inline void add(pa_ipm_record_t *record, uint64_t count, uint64_t bytes,
 /* The events of a key into `table`, unless the profiler has stopped: the handshake with the merge
  * around the update (the header comment). */
 static inline void update(pa_ipm_table_t *table, pa_ipm_record_t *latest, int region, int call,
-                          int bucket, int world, uint64_t count, uint64_t bytes,
-                          uint64_t ticks_total, uint64_t ticks_min, uint64_t ticks_max)
+                          int bucket, int world, const pa_ipm_site_t *site, uint64_t count,
+                          uint64_t bytes, uint64_t ticks_total, uint64_t ticks_min,
+                          uint64_t ticks_max)
 {
     atomic_store_explicit(&table->busy, 1, memory_order_relaxed);
     if (owner_fences)
@@ -166,7 +189,7 @@ static inline void update(pa_ipm_table_t *table, pa_ipm_record_t *latest, int re
         atomic_signal_fence(memory_order_seq_cst); /* the merger's membarrier is the barrier */
     if (pa_ipm_active) {
         if (latest == NULL) {
-            latest = find(table, region, call, bucket, world);
+            latest = find(table, region, call, bucket, world, site);
             if (latest != &table->overflow) /* its key is no key: never the latest */
                 table->last[call] = latest;
         }
@@ -178,64 +201,68 @@ static inline void update(pa_ipm_table_t *table, pa_ipm_record_t *latest, int re
 /* The events of a key whose record is not its call's latest, or of a thread with no table of its
  * own yet: out of line, so that the common path needs no stack frame. */
 static __attribute__((noinline)) void record_slow(int region, int call, int bucket, int world,
-                                                  uint64_t count, uint64_t bytes,
-                                                  uint64_t ticks_total, uint64_t ticks_min,
-                                                  uint64_t ticks_max)
+                                                  const pa_ipm_site_t *site, uint64_t count,
+                                                  uint64_t bytes, uint64_t ticks_total,
+                                                  uint64_t ticks_min, uint64_t ticks_max)
 {
     pa_ipm_table_t *table = pa_ipm_self.table;
     if (table == NULL)
         table = adopt_table();
     if (table != &shared) {
-        update(table, NULL, region, call, bucket, world, count, bytes, ticks_total, ticks_min,
+        update(table, NULL, region, call, bucket, world, site, count, bytes, ticks_total, ticks_min,
                ticks_max);
         return;
     }
     pa_ipm_lock(); /* shared.last stays empty: its events always come here */
     if (pa_ipm_active)
-        add(find(&shared, region, call, bucket, world), count, bytes, ticks_total, ticks_min,
+        add(find(&shared, region, call, bucket, world, site), count, bytes, ticks_total, ticks_min,
             ticks_max);
     pa_ipm_unlock();
 }
 
 /* The key's record in this thread's table gets the events. Calls repeat their key (region, size,
- * peer), so each call's latest record is asked first: then the hash and the probe are skipped
- * (records never move). */
-static inline void record(int region, int call, int bucket, int world, uint64_t count,
-                          uint64_t bytes, uint64_t ticks_total, uint64_t ticks_min,
+ * peer, site), so each call's latest record is asked first: then the hash and the probe are
+ * skipped (records never move). */
+static inline void record(int region, int call, int bucket, int world, const pa_ipm_site_t *site,
+                          uint64_t count, uint64_t bytes, uint64_t ticks_total, uint64_t ticks_min,
                           uint64_t ticks_max)
 {
     pa_ipm_table_t *table = pa_ipm_self.table;
     pa_ipm_record_t *latest = table ? table->last[call] : NULL;
-    if (latest && latest->region == region && latest->bucket == bucket && latest->peer == world)
-        update(table, latest, region, call, bucket, world, count, bytes, ticks_total, ticks_min,
-               ticks_max);
+    if (latest && latest->region == region && latest->bucket == bucket && latest->peer == world &&
+        same_site(&latest->site, site))
+        update(table, latest, region, call, bucket, world, site, count, bytes, ticks_total,
+               ticks_min, ticks_max);
     else
-        record_slow(region, call, bucket, world, count, bytes, ticks_total, ticks_min, ticks_max);
+        record_slow(region, call, bucket, world, site, count, bytes, ticks_total, ticks_min,
+                    ticks_max);
 }
 
 /* An event with a peer of a communicator other than MPI_COMM_WORLD (out of line: it asks MPI). */
-static __attribute__((noinline)) void record_translated(int region, int call, uint64_t bytes,
-                                                        int peer, MPI_Comm comm, uint64_t ticks)
+static __attribute__((noinline)) void record_translated(int region, const pa_ipm_site_t *site,
+                                                        int call, uint64_t bytes, int peer,
+                                                        MPI_Comm comm, uint64_t ticks)
 {
-    record(region, call, size_bucket(bytes), translated_peer(peer, comm), 1, bytes, ticks, ticks,
-           ticks);
+    record(region, call, size_bucket(bytes), translated_peer(peer, comm), site, 1, bytes, ticks,
+           ticks, ticks);
 }
 
-void pa_ipm_record_at(int region, int call, uint64_t bytes, int peer, MPI_Comm comm, uint64_t ticks)
+void pa_ipm_record_at(int region, const pa_ipm_site_t *site, int call, uint64_t bytes, int peer,
+                      MPI_Comm comm, uint64_t ticks)
 {
     if (!pa_ipm_active) /* before MPI_Init (MPI_Initialized), after the end */
         return;
     if (peer >= 0 && comm != MPI_COMM_NULL && comm != MPI_COMM_WORLD)
-        record_translated(region, call, bytes, peer, comm, ticks);
+        record_translated(region, site, call, bytes, peer, comm, ticks);
     else
-        record(region, call, size_bucket(bytes), peer < 0 || comm == MPI_COMM_NULL ? -1 : peer, 1,
-               bytes, ticks, ticks, ticks);
+        record(region, call, size_bucket(bytes), peer < 0 || comm == MPI_COMM_NULL ? -1 : peer,
+               site, 1, bytes, ticks, ticks, ticks);
 }
 
-void pa_ipm_record_batch(int region, int call, uint64_t events, uint64_t ticks_total,
-                         uint64_t ticks_min, uint64_t ticks_max)
+void pa_ipm_record_batch(int region, const pa_ipm_site_t *site, int call, uint64_t events,
+                         uint64_t ticks_total, uint64_t ticks_min, uint64_t ticks_max)
 {
-    record(region, call, size_bucket(0), PA_IPM_NO_PEER, events, 0, ticks_total, ticks_min,
+    record(region, call, size_bucket(0), PA_IPM_NO_PEER, site, events, 0, ticks_total, ticks_min,
            ticks_max);
 }
 
@@ -245,8 +272,8 @@ static void fold(const pa_ipm_table_t *from)
     for (int slot = 0; slot < pa_ipm.capacity; slot++) {
         const pa_ipm_record_t *r = &from->records[slot];
         if (r->used)
-            add(find(&pa_ipm.table, r->region, r->call, r->bucket, r->peer), r->count, r->bytes,
-                r->ticks_total, r->ticks_min, r->ticks_max);
+            add(find(&pa_ipm.table, r->region, r->call, r->bucket, r->peer, &r->site), r->count,
+                r->bytes, r->ticks_total, r->ticks_min, r->ticks_max);
     }
     const pa_ipm_record_t *o = &from->overflow;
     if (o->count > 0)

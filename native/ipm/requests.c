@@ -37,6 +37,7 @@ typedef struct {
     int call, region, peer;
     MPI_Comm comm;
     uint64_t posted_bytes, ticks;
+    pa_ipm_site_t site; /* where it was posted */
 } pending_t;
 
 static pending_t pending[PA_IPM_MAX_PENDING];
@@ -72,12 +73,14 @@ static unsigned home_slot(uint64_t bits)
 }
 
 void pa_ipm_post(MPI_Request request, int call, uint64_t posted_bytes, int peer, MPI_Comm comm,
-                 uint64_t ticks)
+                 uint64_t ticks, const void *caller)
 {
     if (!pa_ipm_active)
         return;
     uint64_t bits = handle_bits(request);
     int region = pa_ipm_current_region();
+    pa_ipm_site_t site;
+    pa_ipm_site(&site, caller);
     pending_lock();
     int full = atomic_load(&pending_count) == PA_IPM_MAX_PENDING - 1; /* keep one slot free */
     if (!full) {
@@ -87,13 +90,14 @@ void pa_ipm_post(MPI_Request request, int call, uint64_t posted_bytes, int peer,
         count_pending(1);
         uint64_t post = atomic_load_explicit(&posts, memory_order_relaxed) + 1; /* locked */
         atomic_store_explicit(&posts, post, memory_order_relaxed);
-        pending[slot] = (pending_t){bits, post, call, region, peer, comm, posted_bytes, ticks};
+        pending[slot] =
+            (pending_t){bits, post, call, region, peer, comm, posted_bytes, ticks, site};
     } else {
         pa_ipm.untracked_receives++;
     }
     pending_unlock();
     if (full)
-        pa_ipm_record_at(region, call, posted_bytes, peer, comm, ticks);
+        pa_ipm_record_at(region, &site, call, posted_bytes, peer, comm, ticks);
 }
 
 /* Removes into *found the newest pending receive with these bits posted no later than post
@@ -140,8 +144,8 @@ static void complete(uint64_t bits, uint64_t seen, const MPI_Status *status)
     pending_t receive;
     if (bits == handle_bits(MPI_REQUEST_NULL) || !take(bits, seen, &receive))
         return;
-    pa_ipm_record_at(receive.region, receive.call, pa_ipm_received(status), status->MPI_SOURCE,
-                     receive.comm, receive.ticks);
+    pa_ipm_record_at(receive.region, &receive.site, receive.call, pa_ipm_received(status),
+                     status->MPI_SOURCE, receive.comm, receive.ticks);
 }
 
 void pa_ipm_flush_posted(void)
@@ -149,8 +153,8 @@ void pa_ipm_flush_posted(void)
     for (int slot = 0; slot < PA_IPM_MAX_PENDING; slot++) {
         const pending_t *left = &pending[slot];
         if (left->handle != 0)
-            pa_ipm_record_at(left->region, left->call, left->posted_bytes, left->peer, left->comm,
-                             left->ticks);
+            pa_ipm_record_at(left->region, &left->site, left->call, left->posted_bytes, left->peer,
+                             left->comm, left->ticks);
     }
     memset(pending, 0, sizeof pending);
     atomic_store(&pending_count, 0);
@@ -212,25 +216,27 @@ static void snapshot_release(snapshot_t *s, const MPI_Status *caller)
         free(s->statuses);
 }
 
-#define PA_IPM_COMPLETION(name, call)                                                   \
-    pa_ipm_self.in_mpi++;                                                               \
-    uint64_t start = pa_ticks_unfenced();                                               \
-    int code = call;                                                                    \
-    pa_ipm_record(PA_IPM_ID_##name, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start); \
+#define PA_IPM_COMPLETION(name, call)                                                  \
+    pa_ipm_self.in_mpi++;                                                              \
+    uint64_t start = pa_ticks_unfenced();                                              \
+    int code = call;                                                                   \
+    pa_ipm_record(PA_IPM_ID_##name, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start, \
+                  PA_IPM_CALLER());                                                    \
     pa_ipm_self.in_mpi--
 
 /* A Test call: counted in this thread's poll run and timed when the run says so (polls.c); timed
  * and recorded like any call when there is no run. */
-#define PA_IPM_POLL(name, slot, call)                                                       \
-    pa_ipm_poll_t *run = pa_ipm_poll_start(slot);                                           \
-    int timed = run == NULL || pa_ipm_poll_counts(run);                                     \
-    pa_ipm_self.in_mpi++;                                                                   \
-    uint64_t start = timed ? pa_ticks_unfenced() : 0;                                       \
-    int code = call;                                                                        \
-    if (timed && run)                                                                       \
-        pa_ipm_poll_timed(run, pa_ticks_unfenced() - start);                                \
-    else if (timed)                                                                         \
-        pa_ipm_record(PA_IPM_ID_##name, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start); \
+#define PA_IPM_POLL(name, slot, call)                                                      \
+    pa_ipm_poll_t *run = pa_ipm_poll_start(slot, PA_IPM_CALLER());                         \
+    int timed = run == NULL || pa_ipm_poll_counts(run);                                    \
+    pa_ipm_self.in_mpi++;                                                                  \
+    uint64_t start = timed ? pa_ticks_unfenced() : 0;                                      \
+    int code = call;                                                                       \
+    if (timed && run)                                                                      \
+        pa_ipm_poll_timed(run, pa_ticks_unfenced() - start);                               \
+    else if (timed)                                                                        \
+        pa_ipm_record(PA_IPM_ID_##name, 0, -1, MPI_COMM_NULL, pa_ticks_unfenced() - start, \
+                      PA_IPM_CALLER());                                                    \
     pa_ipm_self.in_mpi--
 
 PA_IPM_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)

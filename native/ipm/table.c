@@ -15,6 +15,7 @@
 
 #include "counters.h"
 #include "names.h"
+#include "sites.h"
 #include "table.h"
 #include "timer.h"
 
@@ -126,6 +127,7 @@ void pa_ipm_start(void)
     pa_ipm.start_unix = (double)now.tv_sec + 1e-6 * (double)now.tv_usec;
     pa_ipm_cpu_seconds(RUSAGE_SELF, &pa_ipm.start_user_s, &pa_ipm.start_system_s);
     pa_ipm_counters_start();
+    pa_ipm_sites_start();
     pa_ipm_record_start();
     pa_ipm.start_ticks = pa_ticks();
     pa_ipm_active = 1;

@@ -12,11 +12,14 @@
 #define PA_IPM_MAX_DEPTH   16 /* region levels a thread keeps; deeper ones are counted (too_deep) */
 #define PA_IPM_BUCKETS     65 /* size buckets: 0 bytes, then [2^(b-1), 2^b) for b = 1..64 */
 
+/* The key (region, call, bucket, peer, site) and the figures of its events; the first frame of
+ * the site shares the first cache line with the rest of the key and the figures. */
 typedef struct {
-    int used;
-    int region, call, bucket, peer; /* the key; peer is a world rank, or -1 for none */
     uint64_t count, bytes;
     uint64_t ticks_total, ticks_min, ticks_max;
+    int region, call, bucket, peer; /* peer is a world rank, or -1 for none */
+    pa_ipm_site_t site;             /* its first pa_ipm_depth frames */
+    int used;
 } pa_ipm_record_t;
 
 /* A record table: one per thread that records (record.c), merged into pa_ipm.table at the end. */
