@@ -60,7 +60,7 @@ endif
 $(VENV)/.deps: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "scikit-build-core>=0.10" numpy matplotlib jinja2 rich pytest jsonschema "hypothesis>=6.100"
+	$(PY) -m pip install -q "scikit-build-core>=0.10" numpy matplotlib jinja2 rich "pyelftools>=0.29" pytest jsonschema "hypothesis>=6.100"
 	touch $@
 
 # The CPUs the native code is built for (docs/portability.md): this machine's (native, the

@@ -2,12 +2,15 @@
 the library writes read and checked (docs/profile.md), a partial profile built from rank files
 where the whole one is missing, the profile stored as a run (headline results under benchmark
 ipm.profile), its figures (computed once for the report's section, `perfatlas show` and
-`show --json`), its report section and its terminal view. It may import every layer below the
-domains and no other domain.
+`show --json`), its report section and its terminal view, and its call sites' return addresses
+resolved to functions and source lines (symbols/). It may import
+every layer below the domains and no other domain.
 
   analysis_profile.py  a stored profile's figures: the banner's, calls by time, regions, the
                        heaviest communicating pairs (section, terminal and JSON read them)
   command.py           the argv and environment that run a command under libperfatlas-ipm.so
+  symbols/             call sites resolved after the run: return addresses -> function,
+                       file:line and inlined calls, from each rank's loaded objects and DWARF
   documents.py         loading and checking perfatlas.ipm/1 and perfatlas.ipm-rank/1 documents
   partial.py           a folder's profile: ipm-profile.json, or a partial one from rank files
   profile_warnings.py  what is doubtful about a profile, as warning records
