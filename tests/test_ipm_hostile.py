@@ -20,7 +20,7 @@ from perfatlas.launch.isa import emulated
 from perfatlas.launch.launchers import detect_flavour
 from perfatlas.launch.native import executable
 from perfatlas.profile.command import library, profiled
-from perfatlas.profile.partial import read_folder
+from perfatlas.profile.profile_files import read_folder
 from perfatlas.profile.profile_warnings import profile_warnings
 from perfatlas.profile.session import still_running
 from perfatlas.report import write_profile_report

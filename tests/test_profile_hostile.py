@@ -22,7 +22,7 @@ from test_profile import aborted_ranks, count, profile_document, start, write
 from perfatlas.common.errors import UserError
 from perfatlas.profile.analysis_profile import profile_figures
 from perfatlas.profile.documents import check_profile, load_profile
-from perfatlas.profile.partial import read_folder
+from perfatlas.profile.profile_files import read_folder
 from perfatlas.profile.profile_warnings import profile_warnings
 from perfatlas.profile.section_profile import _calls_rows, _facts
 from perfatlas.profile.session import ending

@@ -115,7 +115,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def _report_profile(args: argparse.Namespace) -> int:
     """A profile file drawn as it is, without storing it."""
-    from perfatlas.profile.partial import read_path
+    from perfatlas.profile.profile_files import read_path
     from perfatlas.report import write_profile_report
 
     if args.run is not None:

@@ -3,19 +3,21 @@ the library writes read and checked (docs/profile.md), a partial profile built f
 where the whole one is missing, the profile stored as a run (headline results under benchmark
 ipm.profile), its figures (computed once for the report's section, `perfatlas show` and
 `show --json`), its report section and its terminal view, and its call sites' return addresses
-resolved to functions and source lines (symbols/). It may import
-every layer below the domains and no other domain.
+resolved to functions and source lines (symbols/). It may import every layer below the domains
+and no other domain.
 
-  analysis_profile.py  a stored profile's figures: the banner's, calls by time, regions, the
-                       heaviest communicating pairs (section, terminal and JSON read them)
+  analysis_profile.py  a stored profile's figures: the banner's, calls and call sites by time,
+                       regions, the heaviest communicating pairs (section, terminal and JSON)
+  call_sites.py        the rank files' call sites as one table: (object, offset) frames, resolved
   command.py           the argv and environment that run a command under libperfatlas-ipm.so
-  symbols/             call sites resolved after the run: return addresses -> function,
-                       file:line and inlined calls, from each rank's loaded objects and DWARF
   documents.py         loading and checking perfatlas.ipm/1 and perfatlas.ipm-rank/1 documents
-  partial.py           a folder's profile: ipm-profile.json, or a partial one from rank files
+  partial.py           the partial profile of rank files without ipm-profile.json
+  profile_files.py     a folder's profile: ipm-profile.json or the partial one, with call sites
   profile_warnings.py  what is doubtful about a profile, as warning records
   section_profile.py   section: time per region and rank, calls, traffic, message sizes
   session.py           the whole `perfatlas profile` command: prepare, run, import, report
   storage.py           a profile stored as a run, its headline figures as results
   views_profile.py     the profile in the terminal (`perfatlas show RUN` of a profile run)
+  symbols/             call sites resolved after the run: return addresses -> function,
+                       file:line and inlined calls, from each rank's loaded objects and DWARF
 """

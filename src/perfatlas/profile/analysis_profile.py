@@ -1,9 +1,9 @@
 """The figures of one stored profile (a perfatlas.ipm/1 document, docs/profile.md), computed once
 for every view of it: the report's profile section (section_profile), `perfatlas show`
 (views_profile), `show --json`, and the headline results stored with the run (storage). What the
-program was and how its time divides (the figures of the library's banner), its calls by time,
-its regions, and its traffic with the heaviest communicating pairs: seconds, bytes and fractions
-(0..1), which seconds() and percent() write alike in every view."""
+program was and how its time divides (the figures of the library's banner), its calls and call
+sites by time, its regions, and its traffic with the heaviest communicating pairs: seconds, bytes
+and fractions (0..1), which seconds() and percent() write alike in every view."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from perfatlas.profile.documents import CATEGORIES
 
 TOP_PAIRS = 10  # the heaviest sender -> receiver pairs kept of a communication matrix
 TOP_CALLS = 20  # the calls by time the report and `show` list first
+TOP_SITES = 20  # the call sites by time the report and `show` list first
 CATEGORY_LABELS = {"calc_s": "CALC", "mpi_s": "MPI", "io_s": "I/O", "lbst_s": "LBST"}
 
 
@@ -201,6 +202,64 @@ def calls_by_time(document: dict) -> list[CallFigures]:
 
 
 @dataclass(frozen=True)
+class SiteFigures:
+    """One call made at one call site (docs/profile.md, Call sites), over the ranks."""
+
+    site: str  # its innermost frame: "function (file:line)", or "object+0xOFF (why)"
+    call: str
+    category: str  # mpi, mpi-io or posix-io
+    count: int
+    bytes: int
+    ranks: int  # the ranks that made it there
+    time_s: dict  # the spread of the per-rank totals over those ranks: sum, min, max, avg
+    imbalance: float | None  # max / avg - 1 of those totals (0: every rank alike)
+    slowest_rank: int
+    of_mpi: float | None  # of all ranks' time in MPI calls (None for I/O)
+    source: str | None  # the innermost frame's source line, when its file was readable
+    callers: list[str]  # the further frames (PERFATLAS_IPM_CALLSTACK > 1), the next caller first
+
+
+@dataclass(frozen=True)
+class CallSites:
+    """The call-site table, or why a profile has none."""
+
+    callstack: int | None  # frames kept per site
+    sites: list[SiteFigures]  # the most time first
+    missing: str | None  # why there are no sites (call sites off, rank files unreadable)
+
+
+def call_sites(document: dict) -> CallSites:
+    found = document.get("call_sites")
+    if not found or found.get("missing"):
+        return CallSites(
+            None,
+            [],
+            (found or {}).get("missing")
+            or "no call sites: PERFATLAS_IPM_CALLSTACK=0, a profile file without its rank files, "
+            "or a library older than call sites",
+        )
+    in_mpi = sum(c["time_s"]["sum"] for c in document["calls"] if c["category"] == "mpi")
+    sites = [
+        SiteFigures(
+            site=row["site"],
+            call=row["call"],
+            category=row["category"],
+            count=row["count"],
+            bytes=row["bytes"],
+            ranks=row["ranks"],
+            time_s=dict(row["time_s"]),
+            imbalance=share(row["time_s"]["max"] - row["time_s"]["avg"], row["time_s"]["avg"]),
+            slowest_rank=row["slowest_rank"],
+            of_mpi=share(row["time_s"]["sum"], in_mpi) if row["category"] == "mpi" else None,
+            source=row["frames"][0].get("source") if row["frames"] else None,
+            callers=[frame["label"] for frame in row["frames"][1:]],
+        )
+        for row in found.get("sites") or []
+    ]
+    return CallSites(found.get("callstack"), sites, None)
+
+
+@dataclass(frozen=True)
 class RegionFigures:
     """One region (its nested regions included) over the ranks that entered it."""
 
@@ -293,6 +352,7 @@ class ProfileFigures:
     id: int | None  # the profile's id in the store
     overview: Overview
     calls: list[CallFigures]
+    sites: CallSites
     regions: list[RegionFigures]
     traffic: Traffic | None
 
@@ -307,6 +367,7 @@ def profile_figures(stored: dict) -> ProfileFigures:
         id=stored.get("id"),
         overview=overview(document),
         calls=calls_by_time(document),
+        sites=call_sites(document),
         regions=regions(document),
         traffic=traffic(document),
     )

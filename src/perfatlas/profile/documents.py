@@ -26,6 +26,7 @@ CATEGORIES = ("calc_s", "mpi_s", "io_s", "lbst_s")  # every second of a rank's w
 MAX_BYTES = 256 * 2**20  # far above any document the library writes (a matrix of 1024 tasks)
 MAX_TASKS = 2**31 - 1  # ranks are C ints
 MAX_BUCKET = 64  # size buckets 0..64 (docs/profile.md)
+MAX_FRAMES = 8  # of a call site (PA_IPM_MAX_FRAMES, native/ipm/ipm.h)
 MAX_FIGURE = 1e20  # above any count, byte total or time the library writes, below float overflow
 
 
@@ -64,6 +65,30 @@ TASKS = Number(1, MAX_TASKS, integer=True)
 
 TIMER = Optional({"source": Optional(str), "resolution_ns": Optional(NUMBER)})
 SPREAD = {"sum": NUMBER, "min": NUMBER, "max": NUMBER, "avg": NUMBER}  # one quantity over ranks
+
+
+FRAME = {  # one resolved frame of a call site (perfatlas.profile.symbols)
+    "object": str,
+    "offset": COUNT,
+    "function": Nullable(str),
+    "file": Nullable(str),
+    "line": Nullable(COUNT),
+    "reason": Nullable(str),
+    "label": str,
+    "inlined": Optional([list]),  # (function, file, line) of each enclosing inlined call
+    "source": Optional(str),
+}
+CALL_SITE = {  # one (site, call) over the ranks (perfatlas.profile.call_sites)
+    "site": str,
+    "frames": [FRAME],
+    "call": str,
+    "category": str,
+    "count": COUNT,
+    "bytes": COUNT,
+    "ranks": COUNT,
+    "time_s": SPREAD,
+    "slowest_rank": ID,
+}
 
 
 def _profile_spec(partial: bool) -> dict:
@@ -119,6 +144,13 @@ def _profile_spec(partial: bool) -> dict:
         "table": Optional({"capacity": Optional(COUNT), "used_max": Optional(NUMBER)}),
         "overflow": Optional({"count": Optional(COUNT), "ranks": Optional(COUNT)}),
         "region_errors": Optional({}),  # its values: checked by _region_errors
+        "call_sites": Optional(
+            {
+                "callstack": Optional(Number(1, MAX_FRAMES, integer=True)),
+                "missing": Optional(str),
+                "sites": Optional([CALL_SITE]),
+            }
+        ),
     }
 
 
@@ -150,12 +182,17 @@ RANK_SPEC = {
             "region": ID,
             "bucket": BUCKET,
             "peer": Nullable(ID),
+            "site": Optional([COUNT]),  # return addresses, the caller first (call sites)
             "count": COUNT,
             "bytes": COUNT,
             "total_s": NUMBER,
         }
     ],
     "overflow": {"count": COUNT},
+    "callstack": Optional(Number(0, MAX_FRAMES, integer=True)),
+    "objects": Optional(
+        [{"path": str, "base": COUNT, "build_id": Nullable(str), "segments": [[COUNT]]}]
+    ),
 }
 
 
@@ -272,6 +309,9 @@ def _consistency(document: dict) -> str | None:
     for i, rank in enumerate(document["ranks"]):
         if rank["rank"] >= tasks:
             return f"ranks[{i}].rank {rank['rank']} is not a rank of {tasks} tasks"
+    for i, site in enumerate((document.get("call_sites") or {}).get("sites") or []):
+        if site["slowest_rank"] >= tasks:
+            return f"call_sites.sites[{i}].slowest_rank is not a rank of {tasks} tasks"
     return None
 
 
@@ -289,6 +329,12 @@ def _rank_consistency(document: dict) -> str | None:
             return f"records[{i}].region {record['region']} is not the id of a region"
         if record["peer"] is not None and record["peer"] >= size:
             return f"records[{i}].peer {record['peer']} is not a rank of size {size}"
+        if len(record.get("site") or []) > MAX_FRAMES:
+            return f"records[{i}].site has more than {MAX_FRAMES} frames"
+    for i, obj in enumerate(document.get("objects") or []):
+        for j, segment in enumerate(obj["segments"]):
+            if len(segment) != 2 or segment[0] > segment[1]:
+                return f"objects[{i}].segments[{j}] is not [start, end]"
     return None
 
 

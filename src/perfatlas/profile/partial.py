@@ -1,5 +1,5 @@
-"""The profile of a folder: ipm-profile.json when rank 0 wrote it, else a partial view built from
-the rank files (a program that aborted or never reached MPI_Finalize), flagged as such.
+"""The partial view of a profile, built from the rank files of a program that aborted or never
+reached MPI_Finalize (no ipm-profile.json), flagged as such (profile_files reads a folder).
 
 The partial view has the shape of perfatlas.ipm/1 (docs/profile.md) so that one set of views
 draws both: calls, the message-size histogram, the overflow, the communication matrix (records of
@@ -13,16 +13,11 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from pathlib import Path
 
-from perfatlas.common.errors import UserError
 from perfatlas.profile.documents import (
     CATEGORIES,
     PROFILE_FILE,
     PROFILE_SCHEMA,
-    RANK_PATTERN,
-    load_profile,
-    load_rank,
 )
 
 MATRIX_MAX_TASKS = 1024  # PA_IPM_MATRIX_MAX_TASKS (native/ipm/aggregate.h)
@@ -308,42 +303,3 @@ def _region_errors(ranks: list[dict]) -> dict[str, int]:
         for name, count in (rank.get("region_errors") or {}).items():
             sums[name] += count
     return dict(sums)
-
-
-def read_folder(folder: Path, command: list[str]) -> dict | None:
-    """The profile perfatlas-ipm left in `folder`; None when it wrote nothing there."""
-    if (folder / PROFILE_FILE).exists():
-        return load_profile(folder / PROFILE_FILE)
-    files = sorted(folder.glob(RANK_PATTERN))
-    if not files:
-        return None
-    ranks = [load_rank(path) for path in files]
-    one_run(files, ranks)
-    return partial_profile(ranks, command)
-
-
-def one_run(files: list[Path], ranks: list[dict]) -> None:
-    """Rank files of one run: each rank once, all of the same size; else one sentence."""
-    first: dict[int, Path] = {}
-    for path, rank in zip(files, ranks):
-        if rank["size"] != ranks[0]["size"]:
-            raise UserError(
-                f"{path} is a rank of {rank['size']} ranks, {files[0]} of {ranks[0]['size']}: "
-                "the rank files are not of one run"
-            )
-        if rank["rank"] in first:
-            raise UserError(
-                f"{first[rank['rank']]} and {path} are both rank {rank['rank']}: the rank files "
-                "are not of one run"
-            )
-        first[rank["rank"]] = path
-
-
-def read_path(path: Path) -> dict:
-    """A profile file (ipm-profile.json or a --json copy), or the profile of a folder."""
-    if not path.is_dir():
-        return load_profile(path)
-    document = read_folder(path, [])
-    if document is None:
-        raise UserError(f"{path} holds no perfatlas-ipm profile (no {PROFILE_FILE}, no rank files)")
-    return document

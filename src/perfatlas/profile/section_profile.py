@@ -1,6 +1,6 @@
 """MPI profile (perfatlas-ipm, docs/profile.md): where the time of each region and rank went
-(CALC / MPI / I/O / LBST, as the IPM and MADbench papers draw it), the top calls, who sent how
-much to whom, and the message sizes."""
+(CALC / MPI / I/O / LBST, as the IPM and MADbench papers draw it), the top calls and call sites,
+who sent how much to whom, and the message sizes."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from perfatlas.common.units import format_size
 from perfatlas.profile.analysis_profile import (
     CATEGORY_LABELS,
     TOP_CALLS,
+    TOP_SITES,
     CallFigures,
+    CallSites,
     ProfileFigures,
     RegionFigures,
     Traffic,
@@ -135,6 +137,50 @@ def _calls_tables(calls: list[CallFigures]) -> list[Block]:
     if len(rows) <= TOP_CALLS:
         return [top]
     return [top, Details(f"All {len(rows)} calls", [Table(columns, rows, numeric=numeric)])]
+
+
+def _sites_tables(sites: CallSites) -> list[Block]:
+    if not sites.sites:
+        return [Note(f"{sites.missing}.")] if sites.missing else []
+    columns = [
+        "call site",
+        "call",
+        "count",
+        "bytes",
+        "time (sum over ranks)",
+        "% of MPI",
+        "per rank min .. max",
+        "imbalance (slowest rank)",
+        "source",
+    ]
+    rows = [
+        [
+            "; from ".join([site.site, *site.callers]),
+            site.call,
+            str(site.count),
+            format_size(site.bytes),
+            seconds(site.time_s["sum"]),
+            percent(site.of_mpi) if site.category == "mpi" else site.category,
+            f"{seconds(site.time_s['min'])} .. {seconds(site.time_s['max'])}",
+            f"{percent(site.imbalance)} ({site.slowest_rank})",
+            Markup("<code>{}</code>").format(site.source) if site.source else "",
+        ]
+        for site in sites.sites
+    ]
+    numeric = (2, 3, 4, 5, 6, 7)
+    first = f" (the first {TOP_SITES})" if len(rows) > TOP_SITES else ""
+    top = Table(
+        columns,
+        rows[:TOP_SITES],
+        caption=f"Top call sites by time{first}: where in the program each call was made "
+        f"({sites.callstack} frame{'s' if sites.callstack != 1 else ''} per site), over all "
+        "regions; per rank over the ranks that made it there; imbalance is the slowest rank's "
+        "time over the average, less 1; source as the file read when the profile was stored.",
+        numeric=numeric,
+    )
+    if len(rows) <= TOP_SITES:
+        return [top]
+    return [top, Details(f"All {len(rows)} call sites", [Table(columns, rows, numeric=numeric)])]
 
 
 BYTE_UNITS = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
@@ -316,6 +362,7 @@ def profile_blocks(stored: dict) -> list[Block]:
     for figure in (
         _regions_figure(figures.regions, document.get("lbst_method"), f"{name}-regions"),
         *_calls_tables(figures.calls),
+        *_sites_tables(figures.sites),
         _traffic_figure(document, figures.traffic, f"{name}-traffic"),
         _ranks_figure(document, f"{name}-ranks"),
     ):

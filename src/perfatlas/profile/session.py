@@ -21,7 +21,7 @@ from perfatlas.common.signal_names import signal_name
 from perfatlas.common.text_file import write_text_file
 from perfatlas.profile.command import ProfiledCommand, profiled
 from perfatlas.profile.documents import PROFILE_FILE, RANK_PATTERN
-from perfatlas.profile.partial import read_folder
+from perfatlas.profile.profile_files import read_folder
 from perfatlas.profile.storage import store_profile
 from perfatlas.store.database import Store
 

@@ -1,6 +1,6 @@
 """A stored profile in the terminal (`perfatlas show RUN` of a run `perfatlas profile` made): the
-program and how its time divides (the library's banner), the top calls, the regions and the
-heaviest communicating pairs, the figures of analysis_profile that the report's section draws."""
+program and how its time divides (the library's banner), the top calls and call sites, the
+regions and the heaviest communicating pairs, the figures of analysis_profile that the report's section draws."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from perfatlas.common.units import format_size
 from perfatlas.profile.analysis_profile import (
     CATEGORY_LABELS,
     TOP_CALLS,
+    TOP_SITES,
     CallFigures,
+    CallSites,
     Overview,
     ProfileFigures,
     RegionFigures,
@@ -27,6 +29,7 @@ from perfatlas.store.run_data import RunData
 from perfatlas.terminal.run_views import console, titled_table
 
 SHOWN_CATEGORIES = ("mpi_s", "lbst_s", "io_s", "calc_s")  # the regions table's columns: MPI first
+SOURCE_SHOWN = 60  # characters of a call site's source line under its label
 
 
 def overview_table(program: Overview, title: str) -> Table:
@@ -60,6 +63,36 @@ def calls_table(calls: list[CallFigures], title: str) -> Table:
             percent(call.of_mpi) if call.category == "mpi" else f"({call.category})",
             percent(call.of_wall),
             f"{seconds(call.time_s['min'])} .. {seconds(call.time_s['max'])}",
+        )
+    return table
+
+
+def sites_table(sites: CallSites, title: str) -> Table:
+    table = titled_table(
+        title,
+        "call site",
+        "call",
+        "count",
+        "bytes",
+        "time (all ranks)",
+        "% of MPI",
+        "per rank min .. max",
+        "imbalance",
+        right=(2, 3, 4, 5, 6, 7),
+    )
+    for site in sites.sites[:TOP_SITES]:
+        source = [f"  | {site.source[:SOURCE_SHOWN]}"] if site.source else []
+        callers = [f"  from {caller}" for caller in site.callers]
+        where = "\n".join([site.site, *source, *callers])
+        table.add_row(
+            escape(where),
+            escape(site.call),
+            str(site.count),
+            format_size(site.bytes),
+            seconds(site.time_s["sum"]),
+            percent(site.of_mpi) if site.category == "mpi" else f"({site.category})",
+            f"{seconds(site.time_s['min'])} .. {seconds(site.time_s['max'])}",
+            f"{percent(site.imbalance)} (rank {site.slowest_rank})",
         )
     return table
 
@@ -121,6 +154,19 @@ def print_profile(figures: ProfileFigures) -> None:
         console.print(table)
     else:
         console.print("no MPI or I/O call was recorded")
+    sites = figures.sites
+    if sites.sites:
+        shown = f", {TOP_SITES} of {len(sites.sites)}" if len(sites.sites) > TOP_SITES else ""
+        table = sites_table(sites, f"top call sites by time{shown}")
+        _caption(
+            table,
+            "where each call was made, over all regions, with its source line (| ...) and, with "
+            "PERFATLAS_IPM_CALLSTACK > 1, its callers; per rank: over the ranks that made it "
+            "there; imbalance: the slowest rank's time over the average, less 1",
+        )
+        console.print(table)
+    elif sites.missing:
+        console.print(escape(sites.missing))
     if figures.regions:
         table = regions_table(figures.regions, "regions")
         _caption(

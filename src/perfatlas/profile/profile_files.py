@@ -1,0 +1,64 @@
+"""The profile files perfatlas-ipm leaves in a folder (docs/profile.md): ipm-profile.json when
+rank 0 wrote it, else the partial view of the rank files (partial); either way with the call
+sites of the rank files (call_sites), which only they hold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from perfatlas.common.errors import UserError
+from perfatlas.profile.call_sites import call_sites
+from perfatlas.profile.documents import PROFILE_FILE, RANK_PATTERN, load_profile, load_rank
+from perfatlas.profile.partial import partial_profile
+
+
+def read_folder(folder: Path, command: list[str]) -> dict | None:
+    """The profile perfatlas-ipm left in `folder`; None when it wrote nothing there. A complete
+    profile keeps its figures when its rank files are gone or unreadable: it then lacks call
+    sites, and says why ("call_sites": {"missing": ...})."""
+    files = sorted(folder.glob(RANK_PATTERN))
+    if (folder / PROFILE_FILE).exists():
+        document = load_profile(folder / PROFILE_FILE)
+        try:
+            ranks = [load_rank(path) for path in files]
+            one_run(files, ranks)
+        except UserError as error:
+            document["call_sites"] = {"missing": str(error)}
+            return document
+    elif not files:
+        return None
+    else:
+        ranks = [load_rank(path) for path in files]
+        one_run(files, ranks)
+        document = partial_profile(ranks, command)
+    sites = call_sites(ranks)
+    if sites is not None:
+        document["call_sites"] = sites
+    return document
+
+
+def one_run(files: list[Path], ranks: list[dict]) -> None:
+    """Rank files of one run: each rank once, all of the same size; else one sentence."""
+    first: dict[int, Path] = {}
+    for path, rank in zip(files, ranks):
+        if rank["size"] != ranks[0]["size"]:
+            raise UserError(
+                f"{path} is a rank of {rank['size']} ranks, {files[0]} of {ranks[0]['size']}: "
+                "the rank files are not of one run"
+            )
+        if rank["rank"] in first:
+            raise UserError(
+                f"{first[rank['rank']]} and {path} are both rank {rank['rank']}: the rank files "
+                "are not of one run"
+            )
+        first[rank["rank"]] = path
+
+
+def read_path(path: Path) -> dict:
+    """A profile file (ipm-profile.json or a --json copy), or the profile of a folder."""
+    if not path.is_dir():
+        return load_profile(path)
+    document = read_folder(path, [])
+    if document is None:
+        raise UserError(f"{path} holds no perfatlas-ipm profile (no {PROFILE_FILE}, no rank files)")
+    return document
