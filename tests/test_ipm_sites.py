@@ -269,3 +269,21 @@ def test_show_the_report_and_json_list_the_call_sites(cli, tmp_path):
     html = (tmp_path / "out" / "report.html").read_text()
     assert "Top call sites by time" in html and send in html
     assert "MPI_Send(buffer, 4, MPI_DOUBLE, peer, 7, MPI_COMM_WORLD);" in html
+
+
+def test_a_garbled_rank_file_costs_the_sites_only(tmp_path):
+    """A complete profile keeps every figure when a rank file cannot be read; it says why it has
+    no call sites, and the views say it too."""
+    program = build_c(tmp_path / "build", pie=True)
+    whole = profile_run(program, tmp_path / "run")
+    path = tmp_path / "run" / "ipm-rank-1.json"
+    rank = json.loads(path.read_text())
+    rank["objects"][0]["segments"] = [[5]]
+    path.write_text(json.dumps(rank))
+    document = read_folder(tmp_path / "run", [str(program)])
+    assert document["call_sites"] == {
+        "missing": f"{path} is not a usable perfatlas-ipm rank file: objects[0].segments[0] is "
+        "not [start, end]"
+    }
+    assert {**document, "call_sites": None} == {**whole, "call_sites": None}
+    assert call_sites(document).missing == document["call_sites"]["missing"]
