@@ -89,24 +89,34 @@ extern int pa_ipm_active;
 #define PA_IPM_THREAD_LOCAL _Thread_local __attribute__((tls_model("initial-exec")))
 
 /* Call sites (sites.c): where a call was made, as the return addresses of its innermost
- * pa_ipm_depth frames, the shim's caller first ($PERFATLAS_IPM_CALLSTACK: 0 = no sites, 1 = the
- * default, up to PA_IPM_MAX_FRAMES). Frames past pa_ipm_depth are never read. */
+ * pa_ipm_sites.depth frames, the shim's caller first ($PERFATLAS_IPM_CALLSTACK: 0 = no sites,
+ * 1 = the default, up to PA_IPM_MAX_FRAMES). Frames past the depth are 0. */
 #define PA_IPM_MAX_FRAMES 8
 typedef struct {
     uintptr_t frames[PA_IPM_MAX_FRAMES];
 } pa_ipm_site_t;
-extern int pa_ipm_depth;
-/* Callers in these bounds are an MPI library's own Fortran binding (MPICH's mpif.h and mpi_f08
- * glue call the C MPI_ functions): the site is the first frame outside it. Both 0 without sites. */
-extern uintptr_t pa_ipm_binding_low, pa_ipm_binding_high;
+/* What the event path reads of the settings, in one cache line. A caller is kept as
+ * `caller & mask` (all ones; 0 without sites); a caller in [unwind_low, unwind_low + unwind_span)
+ * is unwound instead: one in MPICH's Fortran binding (libmpichfort calls the C functions), and
+ * at a depth above 1 every caller. */
+typedef struct {
+    uintptr_t mask, unwind_low, unwind_span;
+    int depth;
+} pa_ipm_sites_t;
+extern pa_ipm_sites_t pa_ipm_sites;
+static inline int pa_ipm_unwinds(uintptr_t caller)
+{
+    return caller - pa_ipm_sites.unwind_low < pa_ipm_sites.unwind_span;
+}
 void pa_ipm_site_stack(pa_ipm_site_t *site, uintptr_t caller); /* unwinds: out of line */
-/* The site of a call whose shim was called from `caller`. */
+/* The whole site of a call whose shim was called from `caller`. */
 static inline void pa_ipm_site(pa_ipm_site_t *site, const void *caller)
 {
     uintptr_t at = (uintptr_t)caller;
-    site->frames[0] = pa_ipm_depth ? at : 0;
-    if (pa_ipm_depth > 1 || at - pa_ipm_binding_low < pa_ipm_binding_high - pa_ipm_binding_low)
+    if (pa_ipm_unwinds(at))
         pa_ipm_site_stack(site, at);
+    else
+        *site = (pa_ipm_site_t){.frames = {at & pa_ipm_sites.mask}};
 }
 
 /* Polls (polls.c): the Test family, counted per thread, timed exactly for the first
@@ -155,14 +165,22 @@ extern PA_IPM_THREAD_LOCAL pa_ipm_thread_t pa_ipm_self;
  * nonblocking receive's event belongs where it was posted, so the region and site are arguments. */
 void pa_ipm_record_at(int region, const pa_ipm_site_t *site, int call, uint64_t bytes, int peer,
                       MPI_Comm comm, uint64_t ticks);
+/* The same for a site of one frame, `first` (0 without sites): the event path of every shim. */
+void pa_ipm_record_first(int region, uintptr_t first, int call, uint64_t bytes, int peer,
+                         MPI_Comm comm, uint64_t ticks);
+void pa_ipm_record_unwound(int region, uintptr_t caller, int call, uint64_t bytes, int peer,
+                           MPI_Comm comm, uint64_t ticks);
 /* The one function every shim calls: the event in this thread's innermost region, at the site
- * `caller` (PA_IPM_CALLER() of the shim). */
+ * of `caller` (PA_IPM_CALLER() of the shim). */
 static inline void pa_ipm_record(int call, uint64_t bytes, int peer, MPI_Comm comm, uint64_t ticks,
                                  const void *caller)
 {
-    pa_ipm_site_t site;
-    pa_ipm_site(&site, caller);
-    pa_ipm_record_at(pa_ipm_self.region, &site, call, bytes, peer, comm, ticks);
+    uintptr_t at = (uintptr_t)caller;
+    if (__builtin_expect(pa_ipm_unwinds(at), 0))
+        pa_ipm_record_unwound(pa_ipm_self.region, at, call, bytes, peer, comm, ticks);
+    else
+        pa_ipm_record_first(pa_ipm_self.region, at & pa_ipm_sites.mask, call, bytes, peer, comm,
+                            ticks);
 }
 /* This thread's innermost region (0: outside every region). */
 static inline int pa_ipm_current_region(void) { return pa_ipm_self.region; }
@@ -175,7 +193,7 @@ static inline pa_ipm_poll_t *pa_ipm_poll_start(int slot, const void *caller)
 {
     pa_ipm_poll_t *run = pa_ipm_self.polls ? &pa_ipm_self.polls[slot] : NULL;
     if (run != NULL && run->region == pa_ipm_self.region &&
-        run->site == (pa_ipm_depth ? (uintptr_t)caller : 0) && pa_ipm_active)
+        run->site == ((uintptr_t)caller & pa_ipm_sites.mask) && pa_ipm_active)
         return run;
     return pa_ipm_poll_start_slow(slot, caller);
 }
@@ -183,8 +201,9 @@ static inline pa_ipm_poll_t *pa_ipm_poll_start(int slot, const void *caller)
 void pa_ipm_poll_timed(pa_ipm_poll_t *run, uint64_t ticks);
 void pa_ipm_polls_calibrate(void); /* the timer's own cost, which timed polls leave out */
 void pa_ipm_flush_polls(void);     /* every thread's runs into the table, at the end */
-/* `events` events of `call` in `region` at `site` at once, taking ticks_total in all (polls.c). */
-void pa_ipm_record_batch(int region, const pa_ipm_site_t *site, int call, uint64_t events,
+/* `events` events of `call` in `region` at the one-frame site `first` at once, taking
+ * ticks_total in all (polls.c). */
+void pa_ipm_record_batch(int region, uintptr_t first, int call, uint64_t events,
                          uint64_t ticks_total, uint64_t ticks_min, uint64_t ticks_max);
 
 /* Nonblocking receives (requests.c): remember a posted receive until its request completes. */

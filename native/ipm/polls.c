@@ -54,8 +54,7 @@ static void flush(pa_ipm_poll_t *run)
 {
     if (run->calls == 0)
         return;
-    pa_ipm_site_t site = {.frames = {run->site}};
-    pa_ipm_record_batch(run->region, &site, pa_ipm_poll_calls[run->slot], run->calls,
+    pa_ipm_record_batch(run->region, run->site, pa_ipm_poll_calls[run->slot], run->calls,
                         estimated_ticks(run), run->min, run->max);
     *run = (pa_ipm_poll_t){.slot = run->slot, .region = run->region, .site = run->site};
 }
@@ -91,22 +90,21 @@ static poll_thread_t *this_thread(void)
     return mine = created;
 }
 
-/* A run is keyed by one frame: a deeper site (several frames, or a Fortran binding's caller,
- * unwound) is no run's; such polls are recorded call by call. */
+/* A run is keyed by one frame: a site that is unwound (a deeper stack, a caller in MPICH's
+ * Fortran binding) is no run's; such polls are recorded call by call. */
 pa_ipm_poll_t *pa_ipm_poll_start_slow(int slot, const void *caller)
 {
-    pa_ipm_site_t site;
-    pa_ipm_site(&site, caller);
-    int one_frame = pa_ipm_depth <= 1 && site.frames[0] == (pa_ipm_depth ? (uintptr_t)caller : 0);
-    poll_thread_t *thread = pa_ipm_active && one_frame ? this_thread() : NULL;
+    uintptr_t site = (uintptr_t)caller & pa_ipm_sites.mask;
+    poll_thread_t *thread =
+        pa_ipm_active && !pa_ipm_unwinds((uintptr_t)caller) ? this_thread() : NULL;
     if (thread == NULL)
         return NULL;
     pa_ipm_poll_t *run = &thread->runs[slot];
     int region = pa_ipm_current_region();
-    if (run->region != region || run->site != site.frames[0]) {
+    if (run->region != region || run->site != site) {
         flush(run);
         run->region = region;
-        run->site = site.frames[0];
+        run->site = site;
     }
     return run;
 }

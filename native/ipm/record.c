@@ -113,17 +113,23 @@ static inline uint64_t key_hash(int region, int call, int bucket, int peer,
 {
     uint64_t key = ((uint64_t)(uint32_t)peer << 32) ^ ((uint64_t)region << 16) ^
                    ((uint64_t)call << 7) ^ (uint64_t)bucket;
-    for (int frame = 0; frame < pa_ipm_depth; frame++)
+    for (int frame = 0; frame < pa_ipm_sites.depth; frame++)
         key = mix(key ^ site->frames[frame]);
     return mix(key);
 }
 
-/* The same site: the first frame, then (deeper stacks) the others. */
+/* The same frames after the first (a deeper stack); `b` NULL: a site of one frame. */
+static inline int same_callers(const pa_ipm_site_t *a, const pa_ipm_site_t *b)
+{
+    for (int frame = 1; frame < pa_ipm_sites.depth; frame++)
+        if (a->frames[frame] != (b ? b->frames[frame] : 0))
+            return 0;
+    return 1;
+}
+
 static inline int same_site(const pa_ipm_site_t *a, const pa_ipm_site_t *b)
 {
-    return a->frames[0] == b->frames[0] &&
-           (pa_ipm_depth <= 1 || memcmp(a->frames + 1, b->frames + 1,
-                                        (size_t)(pa_ipm_depth - 1) * sizeof *a->frames) == 0);
+    return a->frames[0] == b->frames[0] && same_callers(a, b);
 }
 
 /* The slot where a key's probing starts: the hash mapped onto [0, capacity) by a multiply and a
@@ -201,10 +207,13 @@ static inline void update(pa_ipm_table_t *table, pa_ipm_record_t *latest, int re
 /* The events of a key whose record is not its call's latest, or of a thread with no table of its
  * own yet: out of line, so that the common path needs no stack frame. */
 static __attribute__((noinline)) void record_slow(int region, int call, int bucket, int world,
-                                                  const pa_ipm_site_t *site, uint64_t count,
-                                                  uint64_t bytes, uint64_t ticks_total,
-                                                  uint64_t ticks_min, uint64_t ticks_max)
+                                                  uintptr_t first, const pa_ipm_site_t *deep,
+                                                  uint64_t count, uint64_t bytes,
+                                                  uint64_t ticks_total, uint64_t ticks_min,
+                                                  uint64_t ticks_max)
 {
+    pa_ipm_site_t one = {.frames = {first}};
+    const pa_ipm_site_t *site = deep ? deep : &one;
     pa_ipm_table_t *table = pa_ipm_self.table;
     if (table == NULL)
         table = adopt_table();
@@ -222,48 +231,71 @@ static __attribute__((noinline)) void record_slow(int region, int call, int buck
 
 /* The key's record in this thread's table gets the events. Calls repeat their key (region, size,
  * peer, site), so each call's latest record is asked first: then the hash and the probe are
- * skipped (records never move). */
-static inline void record(int region, int call, int bucket, int world, const pa_ipm_site_t *site,
-                          uint64_t count, uint64_t bytes, uint64_t ticks_total, uint64_t ticks_min,
-                          uint64_t ticks_max)
+ * skipped (records never move). A site is its first frame and, for a deeper stack, `deep` (NULL:
+ * a site of one frame), so that the common event path passes no site in memory. */
+static inline void record(int region, int call, int bucket, int world, uintptr_t first,
+                          const pa_ipm_site_t *deep, uint64_t count, uint64_t bytes,
+                          uint64_t ticks_total, uint64_t ticks_min, uint64_t ticks_max)
 {
     pa_ipm_table_t *table = pa_ipm_self.table;
     pa_ipm_record_t *latest = table ? table->last[call] : NULL;
     if (latest && latest->region == region && latest->bucket == bucket && latest->peer == world &&
-        same_site(&latest->site, site))
-        update(table, latest, region, call, bucket, world, site, count, bytes, ticks_total,
+        latest->site.frames[0] == first &&
+        (pa_ipm_sites.depth <= 1 || same_callers(&latest->site, deep)))
+        update(table, latest, region, call, bucket, world, NULL, count, bytes, ticks_total,
                ticks_min, ticks_max);
     else
-        record_slow(region, call, bucket, world, site, count, bytes, ticks_total, ticks_min,
+        record_slow(region, call, bucket, world, first, deep, count, bytes, ticks_total, ticks_min,
                     ticks_max);
 }
 
 /* An event with a peer of a communicator other than MPI_COMM_WORLD (out of line: it asks MPI). */
-static __attribute__((noinline)) void record_translated(int region, const pa_ipm_site_t *site,
-                                                        int call, uint64_t bytes, int peer,
-                                                        MPI_Comm comm, uint64_t ticks)
+static __attribute__((noinline)) void record_translated(int region, uintptr_t first,
+                                                        const pa_ipm_site_t *deep, int call,
+                                                        uint64_t bytes, int peer, MPI_Comm comm,
+                                                        uint64_t ticks)
 {
-    record(region, call, size_bucket(bytes), translated_peer(peer, comm), site, 1, bytes, ticks,
-           ticks, ticks);
+    record(region, call, size_bucket(bytes), translated_peer(peer, comm), first, deep, 1, bytes,
+           ticks, ticks, ticks);
+}
+
+static inline void record_event(int region, uintptr_t first, const pa_ipm_site_t *deep, int call,
+                                uint64_t bytes, int peer, MPI_Comm comm, uint64_t ticks)
+{
+    if (!pa_ipm_active) /* before MPI_Init (MPI_Initialized), after the end */
+        return;
+    if (peer >= 0 && comm != MPI_COMM_NULL && comm != MPI_COMM_WORLD)
+        record_translated(region, first, deep, call, bytes, peer, comm, ticks);
+    else
+        record(region, call, size_bucket(bytes), peer < 0 || comm == MPI_COMM_NULL ? -1 : peer,
+               first, deep, 1, bytes, ticks, ticks, ticks);
+}
+
+void pa_ipm_record_first(int region, uintptr_t first, int call, uint64_t bytes, int peer,
+                         MPI_Comm comm, uint64_t ticks)
+{
+    record_event(region, first, NULL, call, bytes, peer, comm, ticks);
 }
 
 void pa_ipm_record_at(int region, const pa_ipm_site_t *site, int call, uint64_t bytes, int peer,
                       MPI_Comm comm, uint64_t ticks)
 {
-    if (!pa_ipm_active) /* before MPI_Init (MPI_Initialized), after the end */
-        return;
-    if (peer >= 0 && comm != MPI_COMM_NULL && comm != MPI_COMM_WORLD)
-        record_translated(region, site, call, bytes, peer, comm, ticks);
-    else
-        record(region, call, size_bucket(bytes), peer < 0 || comm == MPI_COMM_NULL ? -1 : peer,
-               site, 1, bytes, ticks, ticks, ticks);
+    record_event(region, site->frames[0], site, call, bytes, peer, comm, ticks);
 }
 
-void pa_ipm_record_batch(int region, const pa_ipm_site_t *site, int call, uint64_t events,
+void pa_ipm_record_unwound(int region, uintptr_t caller, int call, uint64_t bytes, int peer,
+                           MPI_Comm comm, uint64_t ticks)
+{
+    pa_ipm_site_t site;
+    pa_ipm_site_stack(&site, caller);
+    record_event(region, site.frames[0], &site, call, bytes, peer, comm, ticks);
+}
+
+void pa_ipm_record_batch(int region, uintptr_t first, int call, uint64_t events,
                          uint64_t ticks_total, uint64_t ticks_min, uint64_t ticks_max)
 {
-    record(region, call, size_bucket(0), PA_IPM_NO_PEER, site, events, 0, ticks_total, ticks_min,
-           ticks_max);
+    record(region, call, size_bucket(0), PA_IPM_NO_PEER, first, NULL, events, 0, ticks_total,
+           ticks_min, ticks_max);
 }
 
 /* Every record of `from` added to pa_ipm.table's record of its key. */

@@ -24,8 +24,8 @@
 
 #include "sites.h"
 
-int pa_ipm_depth = 1;
-uintptr_t pa_ipm_binding_low, pa_ipm_binding_high;
+pa_ipm_sites_t pa_ipm_sites = {.mask = UINTPTR_MAX, .depth = 1};
+static uintptr_t binding_low, binding_high; /* libmpichfort's code, where loaded */
 
 /* Frames backtrace() may need above the site: this function, the shim, a Fortran entry point,
  * MPICH's binding and its descriptor glue. */
@@ -33,13 +33,13 @@ uintptr_t pa_ipm_binding_low, pa_ipm_binding_high;
 
 static int in_binding(uintptr_t address)
 {
-    return address - pa_ipm_binding_low < pa_ipm_binding_high - pa_ipm_binding_low;
+    return address - binding_low < binding_high - binding_low;
 }
 
 void pa_ipm_site_stack(pa_ipm_site_t *site, uintptr_t caller)
 {
     void *stack[PA_IPM_MAX_FRAMES + PA_IPM_FRAMES_ABOVE];
-    int got = backtrace(stack, (int)(sizeof stack / sizeof *stack)), from = 0, kept = 0;
+    int got = backtrace(stack, pa_ipm_sites.depth + PA_IPM_FRAMES_ABOVE), from = 0, kept = 0;
     while (from < got && (uintptr_t)stack[from] != caller)
         from++;
     if (from == got) { /* the caller is not on the unwound stack: it alone is the site */
@@ -49,7 +49,7 @@ void pa_ipm_site_stack(pa_ipm_site_t *site, uintptr_t caller)
     }
     while (from < got && in_binding((uintptr_t)stack[from]))
         from++;
-    for (; kept < pa_ipm_depth && from + kept < got; kept++)
+    for (; kept < pa_ipm_sites.depth && from + kept < got; kept++)
         site->frames[kept] = (uintptr_t)stack[from + kept];
     for (; kept < PA_IPM_MAX_FRAMES; kept++)
         site->frames[kept] = 0;
@@ -77,30 +77,37 @@ static int find_binding(struct dl_phdr_info *info, size_t size, void *unused)
     const char *slash = strrchr(info->dlpi_name, '/');
     if (strncmp(slash ? slash + 1 : info->dlpi_name, "libmpichfort", 12) != 0)
         return 0;
-    executable_bounds(info, &pa_ipm_binding_low, &pa_ipm_binding_high);
-    if (pa_ipm_binding_high == 0)
-        pa_ipm_binding_low = 0;
+    executable_bounds(info, &binding_low, &binding_high);
+    if (binding_high == 0)
+        binding_low = 0;
     return 1;
 }
 
 void pa_ipm_sites_start(void)
 {
     const char *wanted = getenv("PERFATLAS_IPM_CALLSTACK");
+    int depth = 1;
     if (wanted && *wanted) {
         char *end;
-        long depth = strtol(wanted, &end, 10);
-        if (*end != '\0' || depth < 0 || depth > PA_IPM_MAX_FRAMES)
+        long asked = strtol(wanted, &end, 10);
+        if (*end != '\0' || asked < 0 || asked > PA_IPM_MAX_FRAMES)
             fprintf(stderr,
                     "perfatlas-ipm: PERFATLAS_IPM_CALLSTACK=%.40s is not a number of frames from "
                     "0 to %d; keeping 1\n",
                     wanted, PA_IPM_MAX_FRAMES);
         else
-            pa_ipm_depth = (int)depth;
+            depth = (int)asked;
     }
-    if (pa_ipm_depth == 0)
+    pa_ipm_sites = (pa_ipm_sites_t){.mask = depth ? UINTPTR_MAX : 0, .depth = depth};
+    if (depth == 0)
         return;
     dl_iterate_phdr(find_binding, NULL);
-    if (pa_ipm_depth > 1 || pa_ipm_binding_high != 0) {
+    if (depth > 1) /* every caller is unwound */
+        pa_ipm_sites.unwind_low = 0, pa_ipm_sites.unwind_span = UINTPTR_MAX;
+    else
+        pa_ipm_sites.unwind_low = binding_low,
+        pa_ipm_sites.unwind_span = binding_high - binding_low;
+    if (pa_ipm_sites.unwind_span != 0) {
         void *warm[1];
         backtrace(warm, 1); /* loads libgcc_s now, not inside the program's first call */
     }
@@ -186,7 +193,7 @@ void pa_ipm_write_site(pa_json *json, const pa_ipm_site_t *site)
 {
     pa_json_key(json, "site");
     pa_json_begin_array(json);
-    for (int frame = 0; frame < pa_ipm_depth && site->frames[frame] != 0; frame++)
+    for (int frame = 0; frame < pa_ipm_sites.depth && site->frames[frame] != 0; frame++)
         pa_json_int(json, (long long)site->frames[frame]);
     pa_json_end_array(json);
 }

@@ -18,7 +18,7 @@ typedef struct {
     uint64_t count, bytes;
     uint64_t ticks_total, ticks_min, ticks_max;
     int region, call, bucket, peer; /* peer is a world rank, or -1 for none */
-    pa_ipm_site_t site;             /* its first pa_ipm_depth frames */
+    pa_ipm_site_t site;             /* its first pa_ipm_sites.depth frames */
     int used;
 } pa_ipm_record_t;
 
