@@ -15,8 +15,9 @@ import pytest
 from perfatlas.common.errors import UserError
 from perfatlas.launch.native import executable
 from perfatlas.machine.topology import Machine
+from perfatlas.scenario.cell_verdicts import NO_INTERFERENCE, UNDER_MIN_EFFECT
 from perfatlas.scenario.locate import Locator
-from perfatlas.scenario.matrix import NO_INTERFERENCE, NOT_JUDGED, UNDER_MIN_EFFECT, _document
+from perfatlas.scenario.matrix import NOT_JUDGED, _document
 from perfatlas.scenario.scenario import parse
 from perfatlas.scenario.side_by_side import INTERVAL_S
 from perfatlas.scenario.synthesis import (

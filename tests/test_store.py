@@ -117,3 +117,18 @@ def test_run_references(tmp_path):
         store.resolve_run("42")
     with pytest.raises(UserError, match="not a run id"):
         store.resolve_run("yesterday")
+
+
+def test_a_transaction_commits_its_writes_together_or_none(tmp_path):
+    store, reader = Store(tmp_path / "p.db"), Store(tmp_path / "p.db", read_only=True)
+    with store.transaction():
+        run = start(store)
+        store.add_document(run, document(10.0), [])
+        store.finish_run(run, "complete")
+        assert reader.runs() == []  # nothing committed inside
+    assert [r["status"] for r in reader.runs()] == ["complete"] and len(reader.results(run)) == 1
+    with pytest.raises(UserError), store.transaction():
+        failed = start(store)
+        store.add_document(failed, document(11.0), [])
+        store.finish_run(failed, "no such status")  # the CHECK constraint refuses it
+    assert [r["id"] for r in reader.runs()] == [run] and store.result_count(failed) == 0

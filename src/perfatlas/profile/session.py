@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from perfatlas.common.background import Background
 from perfatlas.common.errors import UserError
 from perfatlas.common.signal_names import signal_name
 from perfatlas.common.text_file import write_text_file
 from perfatlas.profile.command import ProfiledCommand, profiled
 from perfatlas.profile.documents import PROFILE_FILE, RANK_PATTERN
 from perfatlas.profile.profile_files import read_folder
-from perfatlas.profile.storage import store_profile
+from perfatlas.profile.storage import MachineRecord, store_profile
 from perfatlas.store.database import Store
 
 REPORT_FILE = "report.html"
@@ -128,7 +129,9 @@ def still_running(pid: int) -> bool:
 SPAWNED_PATTERN = "spawned-*"  # a spawned job's folder beside its parent's files (table.c)
 
 
-def store_spawned(store: Store, machine, argv: list[str], folder: Path, parent: int) -> None:
+def store_spawned(
+    store: Store, machine: MachineRecord, argv: list[str], folder: Path, parent: int
+) -> None:
     """Each job the program started with MPI_Comm_spawn (its files in a folder of its own) as a
     run of its own beside the parent's run."""
     for job in sorted(p for p in folder.glob(SPAWNED_PATTERN) if p.is_dir()):
@@ -152,9 +155,8 @@ def ending(program: str, status: int) -> str:
 def profile(
     command: list[str], out: str | None, json_path: str | None, store: Store, argv: list[str]
 ) -> int:
+    from perfatlas import report
     from perfatlas.machine.topology import Machine
-    from perfatlas.report import write_report
-    from perfatlas.store.run_data import RunData
 
     folder = (Path(out) if out else default_folder()).resolve()
     prepared = profiled(command, folder)  # the library of the launcher's MPI
@@ -164,51 +166,80 @@ def profile(
         except OSError as error:
             raise UserError(f"cannot write {json_path}: {error.strerror}") from None
     created = prepare_folder(folder)
-    machine = Machine.detect()
-    ended = run(prepared)
-    status = ended.status
-    stopped = (
-        f"perfatlas was stopped by {signal_name(ended.stopped_by)}"
-        f"{' and passed it on' if ended.passed_on else ', which the launcher got too'}: "
-        if ended.stopped_by is not None
-        else ""
-    )
-    document = read_folder(folder, command)
-    if stopped and document is not None:
-        _wait_for_ranks_here(document)
-    if document is None:
-        if created:
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-        if status != 0 or stopped:
-            raise UserError(
-                f"{stopped}{ending(prepared.program, status)} before any rank wrote a profile"
-            )
+    # What every report needs (its sections, matplotlib: most of what follows the program when
+    # done after it, bench/profile_postprocess.py) is imported while the program runs.
+    with Background(report.prepare) as report_ready:
+        machine = MachineRecord.of(Machine.detect())
+        ended = run(prepared)
+        document = _profile_written(folder, command, created, prepared, ended)
+        status = _status(ended)
+        run_id = store_profile(store, machine, argv, command, document, status)
+        print(f"stored as run {run_id} in {store.path}; profile files in {folder}")
+        store_spawned(store, machine, argv, folder, run_id)
+        if document["partial"]:
+            why = document.get("partial_reason") or "the program did not finish"
+            print(f"partial profile: {why}")
+        if json_path:
+            text = json.dumps(document, indent=1)
+            write_text_file(json_path, text, "the profile document (--json)")
+            print(f"profile document: {json_path}")
+        report_ready.result()
+        print(f"report: {_write_report(store, run_id, folder)}")
+    if status != "complete":
         raise UserError(
-            f"{prepared.program} wrote no profile: it never called MPI_Init (is it an MPI program?)"
-        )
-    outcome = "interrupted" if stopped else "complete" if status == 0 else "failed"
-    run_id = store_profile(store, machine, argv, command, document, outcome)
-    print(f"stored as run {run_id} in {store.path}; profile files in {folder}")
-    store_spawned(store, machine, argv, folder, run_id)
-    if document["partial"]:
-        print(f"partial profile: {document.get('partial_reason') or 'the program did not finish'}")
-    if json_path:
-        write_text_file(json_path, json.dumps(document, indent=1), "the profile document (--json)")
-        print(f"profile document: {json_path}")
-    print(f"report: {write_report(RunData.load(store, run_id), folder / REPORT_FILE)}")
-    if status != 0 or stopped:
-        raise UserError(
-            f"{stopped}{ending(prepared.program, status)}; its profile is stored as run {run_id}"
+            f"{_stopped(ended)}{ending(prepared.program, ended.status)}; its profile is stored "
+            f"as run {run_id}"
         )
     return 0
+
+
+def _stopped(ended: Ended) -> str:
+    """What stopped perfatlas, as the start of a sentence; "" when nothing did."""
+    if ended.stopped_by is None:
+        return ""
+    how = " and passed it on" if ended.passed_on else ", which the launcher got too"
+    return f"perfatlas was stopped by {signal_name(ended.stopped_by)}{how}: "
+
+
+def _status(ended: Ended) -> str:
+    """The stored run's status."""
+    if ended.stopped_by is not None:
+        return "interrupted"
+    return "complete" if ended.status == 0 else "failed"
+
+
+def _profile_written(
+    folder: Path, command: list[str], created: bool, prepared: ProfiledCommand, ended: Ended
+) -> dict:
+    """The profile the ranks wrote (read once the ranks of a stopped launcher are gone); else
+    one sentence saying why there is none, the folder removed where perfatlas made it."""
+    document = read_folder(folder, command)
+    stopped = _stopped(ended)
+    if document is not None:
+        if stopped:
+            _wait_for_ranks_here(document)
+        return document
+    if created:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+    if ended.status != 0 or stopped:
+        raise UserError(
+            f"{stopped}{ending(prepared.program, ended.status)} before any rank wrote a profile"
+        )
+    raise UserError(
+        f"{prepared.program} wrote no profile: it never called MPI_Init (is it an MPI program?)"
+    )
+
+
+def _write_report(store: Store, run_id: int, folder: Path) -> Path:
+    from perfatlas.report import write_report
+    from perfatlas.store.run_data import RunData
+
+    return write_report(RunData.load(store, run_id), folder / REPORT_FILE)
 
 
 def show_stored(store: Store, run_id: int, folder: Path) -> None:
     """A profile made elsewhere (perfatlas.run.elsewhere) and imported as run `run_id`:
     where it is, and its report written again from this database."""
-    from perfatlas.report import write_report
-    from perfatlas.store.run_data import RunData
-
     print(f"stored as run {run_id} in {store.path}; profile files in {folder}")
-    print(f"report: {write_report(RunData.load(store, run_id), folder / REPORT_FILE)}")
+    print(f"report: {_write_report(store, run_id, folder)}")

@@ -1,10 +1,11 @@
 """A profile in the store: a run (suite "profile") holding the profile document, and its headline
 figures as ordinary results (benchmark "ipm.profile"), so that `show`, `export` and `compare` see
-them like any other figure."""
+them like any other figure. The run is written in one transaction: all of it or nothing."""
 
 from __future__ import annotations
 
 import shlex
+from dataclasses import dataclass
 
 from perfatlas.machine.topology import Machine, software_versions
 from perfatlas.profile.analysis_profile import comm_fraction
@@ -34,9 +35,31 @@ def headline(document: dict) -> dict | None:
     }
 
 
+@dataclass(frozen=True)
+class MachineRecord:
+    """What a profile run stores of the machine, read once as the program starts (the context
+    of a run is that of its start, as perfatlas run records it) and shared by the jobs it spawns."""
+
+    fingerprint: str
+    topology: dict
+    context: dict
+    software: dict
+    topology_xml: str | None
+
+    @classmethod
+    def of(cls, machine: Machine) -> MachineRecord:
+        return cls(
+            machine.fingerprint,
+            machine.topology,
+            machine.context(),
+            software_versions(),
+            machine.hwloc_xml(),
+        )
+
+
 def store_profile(
     store: Store,
-    machine: Machine,
+    machine: MachineRecord,
     argv: list[str],
     command: list[str],
     document: dict,
@@ -45,21 +68,18 @@ def store_profile(
 ) -> int:
     """A new run holding `document`, ended with `status`; returns its id. `suite` names what
     the run is ("profile: spawned by run N" for a job the program spawned)."""
-    run_id = store.start_run(
-        fingerprint=machine.fingerprint,
-        topology=machine.topology,
-        context=machine.context(),
-        suite=suite,
-        argv=argv,
-        software=software_versions(),
-        topology_xml=machine.hwloc_xml(),
-    )
-    ended = "failed"
-    try:
+    with store.transaction():
+        run_id = store.start_run(
+            fingerprint=machine.fingerprint,
+            topology=machine.topology,
+            context=machine.context,
+            suite=suite,
+            argv=argv,
+            software=machine.software,
+            topology_xml=machine.topology_xml,
+        )
         store.add_profile(run_id, command, document)
         if figures := headline(document):
             store.add_document(run_id, figures, profile_warnings(document))
-        ended = status
-    finally:
-        store.finish_run(run_id, ended)
+        store.finish_run(run_id, status)
     return run_id

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -33,7 +34,13 @@ from perfatlas.report.blocks import Block
 from perfatlas.report.report_sections import all_sections
 from perfatlas.store.run_data import RunData
 
-__all__ = ["write_report", "write_profile_report", "write_comparison_report", "render_report"]
+__all__ = [
+    "prepare",
+    "write_report",
+    "write_profile_report",
+    "write_comparison_report",
+    "render_report",
+]
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,19 @@ def _environment() -> jinja2.Environment:
     )
 
 
+@cache
+def _page() -> jinja2.Template:
+    """The page template, compiled once per process."""
+    return _environment().get_template("report.html.j2")
+
+
+def prepare() -> None:
+    """What every report needs whatever its run, done ahead of the first: the sections imported
+    (their domains' analyses and matplotlib with them) and the page template compiled."""
+    all_sections()
+    _page()
+
+
 def render_report(data: RunData, store_path: str = "", only: Collection[str] = ()) -> str:
     """The report of `data`: every section with something to show (only those named in `only`)."""
     sections = []
@@ -67,17 +87,13 @@ def render_report(data: RunData, store_path: str = "", only: Collection[str] = (
         blocks = spec.build(data)
         if blocks:
             sections.append(RenderedSection(spec.name, spec.title, blocks))
-    return (
-        _environment()
-        .get_template("report.html.j2")
-        .render(
-            run=data.run,
-            sections=sections,
-            css=_template_text("report.css"),
-            version=__version__,
-            written=datetime.now(UTC).isoformat(timespec="seconds"),
-            store=store_path,
-        )
+    return _page().render(
+        run=data.run,
+        sections=sections,
+        css=_template_text("report.css"),
+        version=__version__,
+        written=datetime.now(UTC).isoformat(timespec="seconds"),
+        store=store_path,
     )
 
 

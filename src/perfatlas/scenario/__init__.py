@@ -5,6 +5,7 @@ of kernel classes. It may import every layer below the domains and, of the domai
 perfatlas.parbench (catalog, base data). The shipped scenarios are perfatlas/scenarios/*.toml.
 
   accounting.py         per-job figures, the accounting check and the PARbench summary
+  cell_verdicts.py      the verdict of an interference-matrix cell, without the measuring code
   ensure_base.py        the base data a scenario needs, measured first where missing
   execute.py            `perfatlas scenario run`: synthesis, dedicated runs, jobs side by side
   findings_scenario.py  findings: runtime extensions and interference-matrix cells

@@ -9,7 +9,7 @@ from typing import Any
 from perfatlas.findings.compute import RunFindings
 from perfatlas.findings.finding_sources import Better, finding_source
 from perfatlas.findings.model import Finding, Interval, Sources, interval_of, of_kind
-from perfatlas.scenario.matrix import cell_verdict
+from perfatlas.scenario.cell_verdicts import cell_verdict
 from perfatlas.store.run_data import RunData
 
 EXTENSION_METHOD = "wall time beside the other jobs / the same program's dedicated (alone) time"
@@ -28,7 +28,7 @@ def cell_interval(matrix: dict, i: int, j: int) -> dict[str, Any]:
 
 
 def _cell_verdict(matrix: dict, i: int, j: int, value: float, bounds: Interval | None) -> str:
-    """The matrix's own verdict of a cell (perfatlas.scenario.matrix.cell_verdict); a matrix
+    """The matrix's own verdict of a cell (perfatlas.scenario.cell_verdicts); a matrix
     stored before cells had intervals gets the point ratio's direction."""
     if matrix.get("verdicts"):
         return str(matrix["verdicts"][i][j])

@@ -34,7 +34,6 @@ from pathlib import Path
 
 import numpy as np
 
-from perfatlas.common.anomaly import MIN_EFFECT
 from perfatlas.common.errors import UserError
 from perfatlas.common.safe_names import shown
 from perfatlas.common.stats import ratio
@@ -42,6 +41,7 @@ from perfatlas.common.units import format_cpu_list
 from perfatlas.machine.topology import Machine
 from perfatlas.parbench.catalog import catalog
 from perfatlas.run.runner import Runner, progress_bar
+from perfatlas.scenario.cell_verdicts import cell_verdict
 from perfatlas.scenario.ensure_base import ensure_variants
 from perfatlas.scenario.scenario import MAX_RUNTIME_S
 from perfatlas.scenario.side_by_side import Instance, Outcome, run_together
@@ -63,8 +63,6 @@ REPRESENTATIVE = {
 LINES = 3
 ROUNDS = 5  # alone/together repetitions of every pair (--rounds)
 MAX_ROUNDS = 100
-NO_INTERFERENCE = "no measurable interference"
-UNDER_MIN_EFFECT = f"measurable, under {MIN_EFFECT:.0%}"
 # Share of a measurement's wall time waiting for its CPU above which a cell is not judged: a
 # clean CI run read "slower" [1.06, 1.36] from the kernels' 8-13 % waits alone.
 DISTURBED = 0.05
@@ -111,15 +109,6 @@ def _waited_share(outcome: Outcome) -> float:
 def _middle_seconds(outcome: Outcome) -> float:
     line = outcome.document["derived"]["invocations"][LINES // 2]
     return line["end_s"] - line["start_s"]
-
-
-def cell_verdict(slowdown: float, ci_lo: float, ci_hi: float) -> str:
-    """A cell's verdict from its slowdown and interval (module docstring)."""
-    if ci_lo <= 1.0 <= ci_hi:
-        return NO_INTERFERENCE
-    if abs(slowdown - 1.0) <= MIN_EFFECT:
-        return UNDER_MIN_EFFECT
-    return "slower" if ci_lo > 1.0 else "faster"
 
 
 def run_matrix(

@@ -9,11 +9,13 @@ with no migration and no PRAGMA that writes. A database that fails `PRAGMA quick
 for writing with the reason, and is still read as far as it is readable: a query that meets a
 damaged page is retried row by row, and a row whose JSON does not parse is named and left out
 (docs/safety/store-and-values.md). A failed write (a full disk) is one sentence; what was
-committed before it stays.
+committed before it stays. Each write commits at once, but inside `Store.transaction()`, which
+commits them together (a whole profile run: one commit, one sync of the WAL).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -116,6 +118,7 @@ class Store:
         self.read_only = read_only
         self.damaged: str | None = None  # quick_check's first complaint, where it has one
         self._said: set[str] = set()
+        self._in_transaction = False
         try:
             self._check_file()
             self.db = self._connect()
@@ -297,7 +300,7 @@ class Store:
         running = self.db.execute(
             "SELECT id, pid FROM runs WHERE status = 'running' AND host = ?", (host,)
         ).fetchall()
-        with self.db:
+        with self.transaction():
             for run_id, pid in running:
                 if not _pid_alive(pid):
                     self.db.execute(
@@ -306,6 +309,20 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """The writes inside committed together as it ends, or none of them where it ends with an
+        error (sqlite's rollback); one inside another is part of the outer one."""
+        if self._in_transaction:
+            yield
+            return
+        self._in_transaction = True
+        try:
+            with self.db:
+                yield
+        finally:
+            self._in_transaction = False
 
     # -- runs --------------------------------------------------------------------------------
     @_writes
@@ -321,7 +338,7 @@ class Store:
         topology_xml: str | None = None,
     ) -> int:
         """A new run; `topology_xml` is the machine's hwloc XML export (Machine.hwloc_xml)."""
-        with self.db:
+        with self.transaction():
             cursor = self.db.execute(
                 "INSERT INTO runs (started, status, host, pid, fingerprint, topology, context, suite,"
                 " argv, software, topology_xml) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -342,7 +359,7 @@ class Store:
 
     @_writes
     def finish_run(self, run_id: int, status: str) -> None:
-        with self.db:
+        with self.transaction():
             self.db.execute(
                 "UPDATE runs SET status = ?, finished = ? WHERE id = ?", (status, _now(), run_id)
             )
@@ -414,7 +431,7 @@ class Store:
     @_writes
     def add_document(self, run_id: int, document: dict, warnings: list[WarningRecord]) -> list[int]:
         """Store every metric of one native result document, committed at once."""
-        with self.db:
+        with self.transaction():
             return self._insert_document(run_id, document, warnings)
 
     @_writes
@@ -423,7 +440,7 @@ class Store:
     ) -> list[int]:
         """Replace the rows `ids` (a document stored before) by `document`, in one commit: a
         measurement's pooled repetitions so far (--repeat) are stored as each one completes."""
-        with self.db:
+        with self.transaction():
             self.db.executemany("DELETE FROM results WHERE id = ?", [(i,) for i in ids])
             return self._insert_document(run_id, document, warnings)
 
@@ -508,7 +525,7 @@ class Store:
     @_writes
     def set_findings(self, run_id: int, document: dict) -> None:
         """Store the findings document of a run, replacing the one stored before."""
-        with self.db:
+        with self.transaction():
             self.db.execute(
                 "INSERT INTO findings (run_id, computed, document) VALUES (?, ?, ?)"
                 " ON CONFLICT (run_id) DO UPDATE SET computed = excluded.computed,"
@@ -533,7 +550,7 @@ class Store:
     def set_baseline(self, name: str, run_id: int) -> int | None:
         """Name run `run_id` baseline `name`; returns the run it named before, if any."""
         before = self.baselines().get(name)
-        with self.db:
+        with self.transaction():
             self.db.execute(
                 "INSERT INTO baselines (name, run_id, created) VALUES (?, ?, ?)"
                 " ON CONFLICT (name) DO UPDATE SET run_id = excluded.run_id,"
@@ -546,7 +563,7 @@ class Store:
     def remove_baseline(self, name: str) -> int:
         """Forget baseline `name` (its run is kept); returns the run it named."""
         run_id = self.baseline(name)
-        with self.db:
+        with self.transaction():
             self.db.execute("DELETE FROM baselines WHERE name = ?", (name,))
         return run_id
 
@@ -579,7 +596,7 @@ class Store:
     @_writes
     def add_profile(self, run_id: int, command: list[str], document: dict) -> int:
         """Store one perfatlas-ipm profile (docs/profile.md) of a run, committed at once."""
-        with self.db:
+        with self.transaction():
             cursor = self.db.execute(
                 "INSERT INTO profiles (run_id, command, partial, document) VALUES (?, ?, ?, ?)",
                 (run_id, json.dumps(command), int(bool(document["partial"])), json.dumps(document)),
@@ -614,7 +631,7 @@ class Store:
         """Store a scenario (or an interference matrix) and its jobs, committed at once."""
         columns = ("job", "threads", "start_s", "end_s", "wall_s", "dedicated_s", "user_s")
         columns += ("system_s", "waiting_s", "migrations")
-        with self.db:
+        with self.transaction():
             cursor = self.db.execute(
                 "INSERT INTO scenarios (run_id, kind, name, document) VALUES (?, ?, ?, ?)",
                 (run_id, kind, name, json.dumps(document)),
