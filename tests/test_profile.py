@@ -427,6 +427,30 @@ def test_a_plain_program_gets_the_variables_in_its_environment(tmp_path, monkeyp
     assert run.env == {"LD_PRELOAD": f"{lib}:/opt/other.so", "PERFATLAS_IPM_DIR": str(folder)}
 
 
+def test_the_users_library_settings_reach_every_rank_through_the_launcher(
+    fake_launcher, tmp_path, monkeypatch
+):
+    """PERFATLAS_IPM_CALLSTACK and PERFATLAS_IPM_TABLE_SIZE from perfatlas's environment are
+    exported like the library (a launcher passes no other variable to other hosts); a depth the
+    library cannot keep is one sentence before anything runs."""
+    mpirun = fake_launcher("openmpi")
+    monkeypatch.setenv("PERFATLAS_IPM_CALLSTACK", "4")
+    monkeypatch.setenv("PERFATLAS_IPM_TABLE_SIZE", "64")
+    run = profiled([mpirun, "-np", "2", "/bin/true"], tmp_path, tmp_path / "lib.so")
+    assert run.argv[5:9] == [
+        "-x",
+        "PERFATLAS_IPM_CALLSTACK=4",
+        "-x",
+        "PERFATLAS_IPM_TABLE_SIZE=64",
+    ]
+    for bad in ("9", "-1", "two", "1.5"):
+        monkeypatch.setenv("PERFATLAS_IPM_CALLSTACK", bad)
+        with pytest.raises(
+            UserError, match=r"is not a number of frames from 0 \(no call sites\) to 8"
+        ):
+            profiled([mpirun, "-np", "2", "/bin/true"], tmp_path, tmp_path / "lib.so")
+
+
 def test_a_launcher_of_an_unknown_mpi_is_one_sentence(fake_launcher, tmp_path):
     mpirun = fake_launcher("unknown")
     with pytest.raises(UserError, match=r"cannot tell which MPI .*mpirun belongs to"):

@@ -83,6 +83,23 @@ def _program(words: list[str]) -> str:
     return shlex.join(words)
 
 
+# The library's settings a user gives perfatlas in its environment, passed to the ranks with
+# the launcher's exports (a launcher does not forward arbitrary variables to other hosts).
+SETTINGS = ("PERFATLAS_IPM_CALLSTACK", "PERFATLAS_IPM_TABLE_SIZE")
+MAX_CALLSTACK = 8  # PA_IPM_MAX_FRAMES (native/ipm/ipm.h)
+
+
+def _user_settings() -> dict[str, str]:
+    found = {name: os.environ[name] for name in SETTINGS if os.environ.get(name)}
+    depth = found.get("PERFATLAS_IPM_CALLSTACK")
+    if depth is not None and not (depth.isdigit() and int(depth) <= MAX_CALLSTACK):
+        raise UserError(
+            f"PERFATLAS_IPM_CALLSTACK={depth!r} is not a number of frames from 0 (no call sites) "
+            f"to {MAX_CALLSTACK}"
+        )
+    return found
+
+
 def profiled(
     command: list[str],
     folder: Path,
@@ -91,7 +108,8 @@ def profiled(
 ) -> ProfiledCommand:
     """`command` as the user gave it, changed only to load `lib` into its ranks (by default the
     library of the launcher's MPI), writing `folder`; `settings` are further PERFATLAS_IPM_*
-    variables for the ranks (e.g. the table size)."""
+    variables for the ranks (e.g. the table size), over those of SETTINGS the user's environment
+    gives."""
     if not command:
         raise UserError(
             "no command to profile: give it after --, e.g. perfatlas profile -- mpirun -np 4 ./app"
@@ -101,7 +119,12 @@ def profiled(
     if lib is None:
         lib = library(flavour.family if flavour and flavour.family in FAMILY_NAMES else None)
     preload = ":".join(filter(None, [str(lib), os.environ.get("LD_PRELOAD")]))
-    variables = {"LD_PRELOAD": preload, "PERFATLAS_IPM_DIR": str(folder), **(settings or {})}
+    variables = {
+        "LD_PRELOAD": preload,
+        "PERFATLAS_IPM_DIR": str(folder),
+        **_user_settings(),
+        **(settings or {}),
+    }
     if flavour is None:
         return ProfiledCommand(list(command), variables, command[0])
     if flavour.family == "openmpi":
