@@ -1,12 +1,14 @@
-"""What the multi-host tests share (test_comm_cluster.py, test_slurm.py): whether test hosts can be
-made here, and the lock that keeps two runs from tearing down each other's hosts (pa1..paN are
+"""What the multi-host tests share (test_comm_cluster.py, test_slurm.py, test_smi.py): whether test
+hosts can be made here, their bring-up, and the lock that keeps two runs from tearing down each other's hosts (pa1..paN are
 global network namespaces)."""
 
 from __future__ import annotations
 
 import fcntl
 import os
+import re
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,6 +34,32 @@ def hosts_lock() -> Iterator[None]:
     with LOCK.open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
+
+
+def remove_stray_links() -> None:
+    """Host ends of veth pairs that outlived their namespace (a run that was killed, or a host
+    whose link the kernel had not released yet)."""
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    for name in re.findall(r"^\d+: (pa\d+-b)@", links, re.MULTILINE):
+        subprocess.run(["ip", "link", "del", name], capture_output=True)
+
+
+def hosts_up(tool: Path, count: int, folder: Path, timeout: float = 120) -> None:
+    """`tool up count folder`, under hosts_lock(). The kernel releases a removed namespace's
+    links asynchronously, so an `up` right after another module's `down` can find one still
+    there ("RTNETLINK answers: File exists"): then the leftovers are removed and `up` tried once
+    more. Any other failure is the test's."""
+    for attempt in (1, 2):
+        remove_stray_links()
+        up = subprocess.run(
+            [str(tool), "up", str(count), str(folder)], capture_output=True, text=True,
+            timeout=timeout,
+        )  # fmt: skip
+        if up.returncode == 0 or attempt == 2 or "File exists" not in up.stderr:
+            break
+        subprocess.run([str(tool), "down", str(folder)], capture_output=True, timeout=timeout)
+        time.sleep(1)
+    assert up.returncode == 0, up.stderr
 
 
 def pair_spanning_args(mpirun_args: list[str], folder: Path, hosts: int) -> list[str]:

@@ -7,14 +7,19 @@ from __future__ import annotations
 
 import os
 import random
-import re
 import shlex
 import subprocess
 from pathlib import Path
 
 import pytest
 from machine_load import skip_when_cores_are_busy
-from netns_hosts import hosts_lock, hosts_unavailable, pair_spanning_args
+from netns_hosts import (
+    hosts_lock,
+    hosts_unavailable,
+    hosts_up,
+    pair_spanning_args,
+    remove_stray_links,
+)
 
 from perfatlas.comm.analysis_comm import find_anomalies
 from perfatlas.common.warning import Kind
@@ -29,13 +34,6 @@ TOOL = Path(
 FAST = ["samples=9", "min_sample_time=1ms", "time_limit=1s", "warmup=20"]
 
 
-def remove_stray_links() -> None:
-    """Host ends of veth pairs that outlived their namespace (a run that was killed)."""
-    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
-    for name in re.findall(r"^\d+: (pa\d+-b)@", links, re.MULTILINE):
-        subprocess.run(["ip", "link", "del", name], capture_output=True)
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """Four hosts pa1..pa4; pa3's link throttled to 200 Mbit/s; the mpirun arguments.
@@ -48,11 +46,7 @@ def cluster(tmp_path_factory):
     folder = tmp_path_factory.mktemp("cluster")
     with hosts_lock():
         try:
-            remove_stray_links()
-            up = subprocess.run(
-                [str(TOOL), "up", "4", str(folder)], capture_output=True, text=True, timeout=120
-            )
-            assert up.returncode == 0, up.stderr
+            hosts_up(TOOL, 4, folder)
             subprocess.run([str(TOOL), "throttle", "pa3", "200mbit"], check=True, timeout=60)
             os.environ["PERFATLAS_LAUNCH_TIMEOUT"] = "120"
             yield shlex.split((folder / "mpirun-args").read_text())

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from mpi_helpers import mpirun
-from netns_hosts import hosts_lock, hosts_unavailable
+from netns_hosts import hosts_lock, hosts_unavailable, hosts_up
 
 from perfatlas.launch.launchers import detect_flavour
 from perfatlas.launch.native import bin_dir, executable
@@ -133,10 +133,7 @@ def two_hosts(tmp_path_factory):
     folder = tmp_path_factory.mktemp("hosts")
     with hosts_lock():
         try:
-            up = subprocess.run(
-                [str(TOOL), "up", "2", str(folder)], capture_output=True, text=True, timeout=120
-            )
-            assert up.returncode == 0, up.stderr
+            hosts_up(TOOL, 2, folder)
             args = shlex.split((folder / "mpirun-args").read_text())
             yield [*args, "--map-by", "node", "--mca", "osc", "sm,pt2pt"]
         finally:
