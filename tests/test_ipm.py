@@ -96,9 +96,17 @@ def mpirun_command() -> list[str]:
 def run_profiled(
     folder: Path, program: str, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:
-    """`program args` under mpirun np = 2 with the profiler preloaded, writing into folder, the
-    way `perfatlas profile` runs it; env: further settings for the ranks."""
-    command = profiled([*mpirun_command(), str(executable(program)), *args], folder, library(), env)
+    """`program args` (an executable of the build) under mpirun np = 2 with the profiler
+    preloaded, writing into folder, the way `perfatlas profile` runs it; env: further settings
+    for the ranks."""
+    return run_path_profiled(folder, executable(program), *args, env=env)
+
+
+def run_path_profiled(
+    folder: Path, program: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """The same for the program at `program`."""
+    command = profiled([*mpirun_command(), str(program), *args], folder, library(), env)
     return subprocess.run(
         command.argv,
         env={**os.environ, **command.env},

@@ -9,7 +9,6 @@ offsets with the reason."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -17,13 +16,12 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from test_ipm import mpirun_command
+from test_ipm import mpirun_command, run_path_profiled
 from test_profile_show import profile_run as perfatlas_profile
 from test_profile_show import shown
 
 from perfatlas.launch.launchers import detect_flavour
 from perfatlas.profile.analysis_profile import call_sites
-from perfatlas.profile.command import library, profiled
 from perfatlas.profile.profile_files import read_folder
 
 SOURCES = Path(__file__).resolve().parent / "data" / "sites"
@@ -73,15 +71,7 @@ def build_c(folder: Path, pie: bool) -> Path:
 def profile_run(program: Path, folder: Path, env: dict[str, str] | None = None) -> dict:
     """The program on 2 ranks under the profiler; the profile read as `perfatlas profile` does."""
     folder.mkdir()
-    command = profiled([*mpirun_command(), str(program)], folder, library(), env)
-    done = subprocess.run(
-        command.argv,
-        env={**os.environ, **command.env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    done = run_path_profiled(folder, program, env=env)
     assert done.returncode == 0, done.stderr + done.stdout
     document = read_folder(folder, [str(program)])
     assert document is not None
@@ -170,10 +160,7 @@ def test_sites_off_leave_the_profile_without_them(tmp_path):
 def test_a_bad_callstack_setting_says_so_and_keeps_one_frame(tmp_path):
     program = build_c(tmp_path / "build", pie=True)
     (tmp_path / "run").mkdir()
-    command = profiled([*mpirun_command(), str(program)], tmp_path / "run", library(),
-                       {"PERFATLAS_IPM_CALLSTACK": "deep"})  # fmt: skip
-    done = subprocess.run(command.argv, env={**os.environ, **command.env}, capture_output=True,
-                          text=True, timeout=60, stdin=subprocess.DEVNULL)  # fmt: skip
+    done = run_path_profiled(tmp_path / "run", program, env={"PERFATLAS_IPM_CALLSTACK": "deep"})
     assert done.returncode == 0, done.stderr
     assert "PERFATLAS_IPM_CALLSTACK=deep is not a number of frames from 0 to 8" in done.stderr
     assert sites_by_line(read_folder(tmp_path / "run", [])) == c_expected()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import linecache
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import asdict
 
 from perfatlas.profile.partial import category, spread
@@ -46,29 +47,37 @@ def _frame_document(frame: Frame) -> dict:
     }
 
 
-def _resolved(ranks: list[dict]) -> dict[tuple[str, int], dict]:
-    """(object, offset) -> its frame document, for every frame of every rank's sites."""
-    wanted: dict[tuple[str, str | None], set[int]] = defaultdict(set)
-    shapes: dict[tuple[str, str | None], dict] = {}
-    for rank in ranks:
-        objects = rank.get("objects") or []
-        for record in rank["records"]:
-            for address in record.get("site") or []:
-                found = _located(objects, address)
-                if found is None:
-                    continue
-                path, offset, obj = found
-                key = (path, obj.get("build_id"))
-                wanted[key].add(offset)
-                shapes.setdefault(key, obj)
+def _site_of(record: dict, objects: list[dict], shapes: dict[str, dict]) -> tuple:
+    """A record's site as (object, offset) frames; an address in no listed object keeps itself,
+    as ("", address). Each object met is noted in `shapes` (path -> the object as listed)."""
+    site = []
+    for address in record.get("site") or []:
+        found = _located(objects, address)
+        if found is None:
+            site.append(("", address))
+            continue
+        path, offset, obj = found
+        shapes.setdefault(path, obj)
+        site.append((path, offset))
+    return tuple(site)
+
+
+def _resolved(sites: Iterable[tuple], shapes: dict[str, dict]) -> dict[tuple[str, int], dict]:
+    """(object, offset) -> its frame document, for every frame of `sites`, each object's offsets
+    resolved at once."""
+    wanted: dict[str, set[int]] = defaultdict(set)
+    for site in sites:
+        for path, offset in site:
+            if path:
+                wanted[path].add(offset)
     frames: dict[tuple[str, int], dict] = {}
     with Resolver() as resolver:
-        for (path, build_id), offsets in wanted.items():
-            obj = shapes[(path, build_id)]
+        for path, offsets in wanted.items():
+            obj = shapes[path]
             relative = {  # the object at base 0: its addresses are its offsets
                 "path": path,
                 "base": 0,
-                "build_id": build_id,
+                "build_id": obj.get("build_id"),
                 "segments": [
                     [start - obj["base"], end - obj["base"]] for start, end in obj["segments"]
                 ],
@@ -76,15 +85,6 @@ def _resolved(ranks: list[dict]) -> dict[tuple[str, int], dict]:
             for offset, frame in resolver.resolve([relative], sorted(offsets)).items():
                 frames[(path, offset)] = _frame_document(frame)
     return frames
-
-
-def _site_of(record: dict, objects: list[dict]) -> tuple:
-    """A record's site as (object, offset) frames; addresses in no listed object keep theirs."""
-    site = []
-    for address in record.get("site") or []:
-        found = _located(objects, address)
-        site.append((found[0], found[1]) if found else ("", address))
-    return tuple(site)
 
 
 def _unlocated(address: int) -> dict:
@@ -109,16 +109,17 @@ def call_sites(ranks: list[dict]) -> dict | None:
     depths = [rank.get("callstack") for rank in ranks if rank.get("callstack")]
     if not depths:
         return None
-    frames = _resolved(ranks)
     per_rank: dict[tuple, dict[int, float]] = defaultdict(lambda: defaultdict(float))
     totals: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+    shapes: dict[str, dict] = {}
     for rank in ranks:
         objects = rank.get("objects") or []
         for record in rank["records"]:
-            key = (_site_of(record, objects), record["call"])
+            key = (_site_of(record, objects, shapes), record["call"])
             per_rank[key][rank["rank"]] += record["total_s"]
             totals[key][0] += record["count"]
             totals[key][1] += record["bytes"]
+    frames = _resolved((site for site, _ in per_rank), shapes)
     rows = []
     for (site, call), times in per_rank.items():
         chain = [frames.get(frame) or _unlocated(frame[1]) for frame in site]

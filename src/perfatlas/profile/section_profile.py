@@ -125,18 +125,23 @@ def _calls_tables(calls: list[CallFigures]) -> list[Block]:
         "ranks",
         "LBST",
     ]
-    numeric = (3, 4, 5, 6, 7, 8, 9)
-    top = Table(
-        columns,
-        rows[:TOP_CALLS],
-        caption=f"Top calls by time{f' (the first {TOP_CALLS})' if len(rows) > TOP_CALLS else ''}"
-        ": a call's figures are those of its region itself, not of its nested regions; "
-        "% of wall is of all ranks' wallclock summed; bytes as the call's buffer describes them.",
-        numeric=numeric,
+    first = f" (the first {TOP_CALLS})" if len(rows) > TOP_CALLS else ""
+    caption = (
+        f"Top calls by time{first}: a call's figures are those of its region itself, not of its "
+        "nested regions; % of wall is of all ranks' wallclock summed; bytes as the call's buffer "
+        "describes them."
     )
-    if len(rows) <= TOP_CALLS:
-        return [top]
-    return [top, Details(f"All {len(rows)} calls", [Table(columns, rows, numeric=numeric)])]
+    return _top_and_all(columns, rows, TOP_CALLS, caption, (3, 4, 5, 6, 7, 8, 9), "calls")
+
+
+def _top_and_all(
+    columns: list[str], rows: list, top: int, caption: str, numeric: tuple[int, ...], what: str
+) -> list[Block]:
+    """The first `top` rows as a table, and every row in a folded table when there are more."""
+    shown = Table(columns, rows[:top], caption=caption, numeric=numeric)
+    if len(rows) <= top:
+        return [shown]
+    return [shown, Details(f"All {len(rows)} {what}", [Table(columns, rows, numeric=numeric)])]
 
 
 def _sites_tables(sites: CallSites) -> list[Block]:
@@ -167,20 +172,14 @@ def _sites_tables(sites: CallSites) -> list[Block]:
         ]
         for site in sites.sites
     ]
-    numeric = (2, 3, 4, 5, 6, 7)
     first = f" (the first {TOP_SITES})" if len(rows) > TOP_SITES else ""
-    top = Table(
-        columns,
-        rows[:TOP_SITES],
-        caption=f"Top call sites by time{first}: where in the program each call was made "
+    caption = (
+        f"Top call sites by time{first}: where in the program each call was made "
         f"({sites.callstack} frame{'s' if sites.callstack != 1 else ''} per site), over all "
         "regions; per rank over the ranks that made it there; imbalance is the slowest rank's "
-        "time over the average, less 1; source as the file read when the profile was stored.",
-        numeric=numeric,
+        "time over the average, less 1; source as the file read when the profile was stored."
     )
-    if len(rows) <= TOP_SITES:
-        return [top]
-    return [top, Details(f"All {len(rows)} call sites", [Table(columns, rows, numeric=numeric)])]
+    return _top_and_all(columns, rows, TOP_SITES, caption, (2, 3, 4, 5, 6, 7), "call sites")
 
 
 BYTE_UNITS = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
