@@ -73,9 +73,13 @@ def _page() -> jinja2.Template:
 
 def prepare() -> None:
     """What every report needs whatever its run, done ahead of the first: the sections imported
-    (their domains' analyses and matplotlib with them) and the page template compiled."""
+    (their domains' analyses and matplotlib with them), the page template compiled and a first
+    figure drawn."""
+    from perfatlas.report import plots  # matplotlib: only where a report is drawn
+
     all_sections()
     _page()
+    plots.warm_up()
 
 
 def render_report(data: RunData, store_path: str = "", only: Collection[str] = ()) -> str:

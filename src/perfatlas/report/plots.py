@@ -66,11 +66,28 @@ def figure(
 
 
 def to_svg(fig: Figure) -> str:
-    """The figure as an inline <svg> element (no XML prolog, no timestamp)."""
+    """The figure as an inline <svg> element (no XML prolog, no timestamp), cropped to what is
+    drawn. The crop is measured with the renderer the figure's layout already used: savefig's
+    own bbox_inches="tight" would first draw the whole figure once more to measure it."""
+    drawn = fig.get_tightbbox(fig.canvas.get_renderer())
+    fig.set_layout_engine(None)  # laid out already (tight_layout leaves an engine that does nothing)
     buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    crop = drawn.padded(matplotlib.rcParams["savefig.pad_inches"])
+    fig.savefig(buffer, format="svg", bbox_inches=crop, metadata={"Date": None})
     text = buffer.getvalue()
     return text[text.index("<svg") :]
+
+
+def warm_up() -> None:
+    """Draw one small figure with every kind of text a report's figures have (tick labels, axis
+    label, legend): what a process's first figure pays once (fonts, text metrics, the SVG
+    writer) is then paid here, ahead of the first report."""
+    with figure("warm-up", width=2.0, height=1.5) as (fig, axes):
+        axes[0, 0].bar([0, 1], [1, 2], label="warm-up")
+        axes[0, 0].set_xlabel("warm-up")
+        axes[0, 0].legend()
+        fig.tight_layout()
+        to_svg(fig)
 
 
 def size_label(n_bytes: float) -> str:
