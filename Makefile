@@ -16,7 +16,7 @@ DEBIAN_PACKAGES := build-essential cmake ninja-build pkg-config python3-venv pyt
                    openmpi-bin libopenmpi-dev mpich libmpich-dev iproute2 hpcc \
                    libsuitesparse-dev libmumps-dev libmetis-dev libopenblas-openmp-dev libpapi-dev \
                    libscalapack-openmpi-dev clang-format qemu-user \
-                   clang libclang-rt-14-dev
+                   clang libclang-rt-14-dev libunwind8
 
 .PHONY: all deps install run test test-mpich test-arm64 test-arm64-inside docs bench lint format clean \
         fuzz fuzz-build fuzz-replay

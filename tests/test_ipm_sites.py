@@ -8,6 +8,7 @@ offsets with the reason."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import re
 import shutil
@@ -129,10 +130,25 @@ def test_c_sites_in_the_executable_and_a_library_are_exact(tmp_path, pie):
         assert bases == {0}
 
 
-def test_a_deeper_stack_names_the_callers(tmp_path):
+def libunwind_loads() -> bool:
+    try:
+        ctypes.CDLL("libunwind.so.8")
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("unwinder", ["", "backtrace"], ids=["default", "backtrace"])
+def test_a_deeper_stack_names_the_callers(tmp_path, unwinder):
+    """The same callers whichever unwinder: libunwind's where it loads (the default; the
+    Makefile installs it), else glibc's backtrace(3), which PERFATLAS_IPM_UNWINDER=backtrace
+    picks."""
     program = build_c(tmp_path / "build", pie=True)
-    document = profile_run(program, tmp_path / "run", {"PERFATLAS_IPM_CALLSTACK": "2"})
+    env = {"PERFATLAS_IPM_CALLSTACK": "2", "PERFATLAS_IPM_UNWINDER": unwinder}
+    document = profile_run(program, tmp_path / "run", env)
     assert document["call_sites"]["callstack"] == 2
+    expected = unwinder or ("libunwind" if libunwind_loads() else "backtrace")
+    assert document["call_sites"]["unwinder"] == expected
     calls_lib = marks("sites_main.c")["main-calls-lib"]
     rows = {row["call"]: row for row in document["call_sites"]["sites"]}
     for call, index in (("MPI_Send", 0), ("MPI_Recv", 1)):
@@ -164,6 +180,18 @@ def test_a_bad_callstack_setting_says_so_and_keeps_one_frame(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "PERFATLAS_IPM_CALLSTACK=deep is not a number of frames from 0 to 8" in done.stderr
     assert sites_by_line(read_folder(tmp_path / "run", [])) == c_expected()
+
+
+def test_a_bad_unwinder_setting_says_so_and_unwinds_all_the_same(tmp_path):
+    program = build_c(tmp_path / "build", pie=True)
+    (tmp_path / "run").mkdir()
+    env = {"PERFATLAS_IPM_CALLSTACK": "2", "PERFATLAS_IPM_UNWINDER": "gdb"}
+    done = run_path_profiled(tmp_path / "run", program, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "PERFATLAS_IPM_UNWINDER=gdb is neither libunwind nor backtrace" in done.stderr
+    document = read_folder(tmp_path / "run", [])
+    assert document["call_sites"]["unwinder"] == ("libunwind" if libunwind_loads() else "backtrace")
+    assert sites_by_line(document) == c_expected()
 
 
 def test_cxx_sites_name_the_template_demangled(tmp_path):

@@ -430,19 +430,27 @@ def test_a_plain_program_gets_the_variables_in_its_environment(tmp_path, monkeyp
 def test_the_users_library_settings_reach_every_rank_through_the_launcher(
     fake_launcher, tmp_path, monkeypatch
 ):
-    """PERFATLAS_IPM_CALLSTACK and PERFATLAS_IPM_TABLE_SIZE from perfatlas's environment are
-    exported like the library (a launcher passes no other variable to other hosts); a depth the
-    library cannot keep is one sentence before anything runs."""
+    """PERFATLAS_IPM_CALLSTACK, PERFATLAS_IPM_TABLE_SIZE and PERFATLAS_IPM_UNWINDER from
+    perfatlas's environment are exported like the library (a launcher passes no other variable
+    to other hosts); a depth the library cannot keep, or an unwinder it does not know, is one
+    sentence before anything runs."""
     mpirun = fake_launcher("openmpi")
     monkeypatch.setenv("PERFATLAS_IPM_CALLSTACK", "4")
     monkeypatch.setenv("PERFATLAS_IPM_TABLE_SIZE", "64")
+    monkeypatch.setenv("PERFATLAS_IPM_UNWINDER", "backtrace")
     run = profiled([mpirun, "-np", "2", "/bin/true"], tmp_path, tmp_path / "lib.so")
-    assert run.argv[5:9] == [
+    assert run.argv[5:11] == [
         "-x",
         "PERFATLAS_IPM_CALLSTACK=4",
         "-x",
         "PERFATLAS_IPM_TABLE_SIZE=64",
+        "-x",
+        "PERFATLAS_IPM_UNWINDER=backtrace",
     ]
+    monkeypatch.setenv("PERFATLAS_IPM_UNWINDER", "gdb")
+    with pytest.raises(UserError, match=r"PERFATLAS_IPM_UNWINDER='gdb' is neither libunwind"):
+        profiled([mpirun, "-np", "2", "/bin/true"], tmp_path, tmp_path / "lib.so")
+    monkeypatch.delenv("PERFATLAS_IPM_UNWINDER")
     for bad in ("9", "-1", "two", "1.5"):
         monkeypatch.setenv("PERFATLAS_IPM_CALLSTACK", bad)
         with pytest.raises(

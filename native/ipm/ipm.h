@@ -165,23 +165,11 @@ extern PA_IPM_THREAD_LOCAL pa_ipm_thread_t pa_ipm_self;
  * nonblocking receive's event belongs where it was posted, so the region and site are arguments. */
 void pa_ipm_record_at(int region, const pa_ipm_site_t *site, int call, uint64_t bytes, int peer,
                       MPI_Comm comm, uint64_t ticks);
-/* The same for a site of one frame, `first` (0 without sites): the event path of every shim. */
-void pa_ipm_record_first(int region, uintptr_t first, int call, uint64_t bytes, int peer,
-                         MPI_Comm comm, uint64_t ticks);
-void pa_ipm_record_unwound(int region, uintptr_t caller, int call, uint64_t bytes, int peer,
-                           MPI_Comm comm, uint64_t ticks);
 /* The one function every shim calls: the event in this thread's innermost region, at the site
- * of `caller` (PA_IPM_CALLER() of the shim). */
-static inline void pa_ipm_record(int call, uint64_t bytes, int peer, MPI_Comm comm, uint64_t ticks,
-                                 const void *caller)
-{
-    uintptr_t at = (uintptr_t)caller;
-    if (__builtin_expect(pa_ipm_unwinds(at), 0))
-        pa_ipm_record_unwound(pa_ipm_self.region, at, call, bytes, peer, comm, ticks);
-    else
-        pa_ipm_record_first(pa_ipm_self.region, at & pa_ipm_sites.mask, call, bytes, peer, comm,
-                            ticks);
-}
+ * of `caller` (PA_IPM_CALLER() of the shim). Out of line, and the only call of the event path:
+ * its six arguments travel in registers. */
+void pa_ipm_record(int call, uint64_t bytes, int peer, MPI_Comm comm, uint64_t ticks,
+                   const void *caller);
 /* This thread's innermost region (0: outside every region). */
 static inline int pa_ipm_current_region(void) { return pa_ipm_self.region; }
 

@@ -116,6 +116,7 @@ static void write_document(pa_json *json, const char *partial_reason)
     pa_json_end_object(json);
     write_regions(json);
     pa_json_key_int(json, "callstack", pa_ipm_sites.depth);
+    pa_ipm_write_unwinder(json);
     pa_ipm_write_objects(json);
     pa_json_key(json, "region_errors");
     pa_json_begin_object(json);

@@ -271,24 +271,30 @@ static inline void record_event(int region, uintptr_t first, const pa_ipm_site_t
                first, deep, 1, bytes, ticks, ticks, ticks);
 }
 
-void pa_ipm_record_first(int region, uintptr_t first, int call, uint64_t bytes, int peer,
-                         MPI_Comm comm, uint64_t ticks)
-{
-    record_event(region, first, NULL, call, bytes, peer, comm, ticks);
-}
-
 void pa_ipm_record_at(int region, const pa_ipm_site_t *site, int call, uint64_t bytes, int peer,
                       MPI_Comm comm, uint64_t ticks)
 {
     record_event(region, site->frames[0], site, call, bytes, peer, comm, ticks);
 }
 
-void pa_ipm_record_unwound(int region, uintptr_t caller, int call, uint64_t bytes, int peer,
-                           MPI_Comm comm, uint64_t ticks)
+/* A call whose site is more than its caller (a deeper stack, MPICH's Fortran binding). */
+static __attribute__((noinline)) void
+record_unwound(int call, uint64_t bytes, int peer, MPI_Comm comm, uint64_t ticks, uintptr_t caller)
 {
     pa_ipm_site_t site;
     pa_ipm_site_stack(&site, caller);
-    record_event(region, site.frames[0], &site, call, bytes, peer, comm, ticks);
+    record_event(pa_ipm_self.region, site.frames[0], &site, call, bytes, peer, comm, ticks);
+}
+
+void pa_ipm_record(int call, uint64_t bytes, int peer, MPI_Comm comm, uint64_t ticks,
+                   const void *caller)
+{
+    uintptr_t at = (uintptr_t)caller;
+    if (__builtin_expect(pa_ipm_unwinds(at), 0))
+        record_unwound(call, bytes, peer, comm, ticks, at);
+    else
+        record_event(pa_ipm_self.region, at & pa_ipm_sites.mask, NULL, call, bytes, peer, comm,
+                     ticks);
 }
 
 void pa_ipm_record_batch(int region, uintptr_t first, int call, uint64_t events,

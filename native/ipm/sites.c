@@ -2,17 +2,23 @@
  *
  * A site is the return address into the code that called the shim, a part of every record's key
  * at no cost beyond reading it (__builtin_return_address); $PERFATLAS_IPM_CALLSTACK=N keeps the N
- * innermost frames instead, unwound by glibc's backtrace(3) (the DWARF call-frame information of
- * .eh_frame, so code built without frame pointers unwinds too) at a cost per call that
- * bench/ipm_overhead.py states. MPICH's mpif.h, `use mpi` and mpi_f08 glue (libmpichfort) call the
- * C MPI_ functions themselves: a call from there is unwound past that library to the Fortran
+ * innermost frames instead. MPICH's mpif.h, `use mpi` and mpi_f08 glue (libmpichfort) call the C
+ * MPI_ functions themselves: a call from there is unwound past that library to the Fortran
  * program's own call.
+ *
+ * Stacks are unwound from the DWARF call-frame information of .eh_frame, so code built without
+ * frame pointers unwinds too: by libunwind's unw_backtrace where libunwind.so.8 loads (its cache
+ * of the objects' unwind tables makes a call ~0.1 us), else by glibc's backtrace(3), whose
+ * unwinder (libgcc_s) looks each frame's FDE up anew through dl_iterate_phdr (~2-3 us a call);
+ * $PERFATLAS_IPM_UNWINDER=backtrace picks glibc's. bench/ipm_overhead.py states both costs.
+ * libunwind is opened RTLD_LOCAL: its _Unwind_* and backtrace never replace the program's.
  *
  * Addresses are resolved after the run, in Python (perfatlas.profile.symbols), never here: each
  * rank's file lists the objects loaded in the process (dl_iterate_phdr: path, load bias, build
  * id, executable segments), so that address-space randomization, which places every rank's
  * objects elsewhere, does not matter. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <elf.h>
 #include <execinfo.h>
 #include <limits.h>
@@ -25,7 +31,9 @@
 #include "sites.h"
 
 pa_ipm_sites_t pa_ipm_sites = {.mask = UINTPTR_MAX, .depth = 1};
-static uintptr_t binding_low, binding_high; /* libmpichfort's code, where loaded */
+static uintptr_t binding_low, binding_high;               /* libmpichfort's code, where loaded */
+static int (*unwind)(void **stack, int size) = backtrace; /* backtrace(3)'s contract */
+static const char *unwinder;                              /* its name; NULL: none is used */
 
 /* Frames backtrace() may need above the site: this function, the shim, a Fortran entry point,
  * MPICH's binding and its descriptor glue. */
@@ -39,7 +47,7 @@ static int in_binding(uintptr_t address)
 void pa_ipm_site_stack(pa_ipm_site_t *site, uintptr_t caller)
 {
     void *stack[PA_IPM_MAX_FRAMES + PA_IPM_FRAMES_ABOVE];
-    int got = backtrace(stack, pa_ipm_sites.depth + PA_IPM_FRAMES_ABOVE), from = 0, kept = 0;
+    int got = unwind(stack, pa_ipm_sites.depth + PA_IPM_FRAMES_ABOVE), from = 0, kept = 0;
     while (from < got && (uintptr_t)stack[from] != caller)
         from++;
     if (from == got) { /* the caller is not on the unwound stack: it alone is the site */
@@ -83,6 +91,28 @@ static int find_binding(struct dl_phdr_info *info, size_t size, void *unused)
     return 1;
 }
 
+/* libunwind's unw_backtrace where it loads and $PERFATLAS_IPM_UNWINDER does not say
+ * "backtrace", else glibc's backtrace(3); a first call loads what it needs now, not inside the
+ * program's first MPI call. */
+static void choose_unwinder(void)
+{
+    const char *wanted = getenv("PERFATLAS_IPM_UNWINDER");
+    int glibc = wanted && strcmp(wanted, "backtrace") == 0;
+    if (wanted && *wanted && !glibc && strcmp(wanted, "libunwind") != 0)
+        fprintf(stderr,
+                "perfatlas-ipm: PERFATLAS_IPM_UNWINDER=%.40s is neither libunwind nor backtrace; "
+                "using libunwind where it loads\n",
+                wanted);
+    void *library = glibc ? NULL : dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+    void *fast = library ? dlsym(library, "unw_backtrace") : NULL;
+    if (fast != NULL)
+        unwind = (int (*)(void **, int))fast, unwinder = "libunwind";
+    else
+        unwind = backtrace, unwinder = "backtrace";
+    void *warm[1];
+    unwind(warm, 1);
+}
+
 void pa_ipm_sites_start(void)
 {
     const char *wanted = getenv("PERFATLAS_IPM_CALLSTACK");
@@ -107,10 +137,8 @@ void pa_ipm_sites_start(void)
     else
         pa_ipm_sites.unwind_low = binding_low,
         pa_ipm_sites.unwind_span = binding_high - binding_low;
-    if (pa_ipm_sites.unwind_span != 0) {
-        void *warm[1];
-        backtrace(warm, 1); /* loads libgcc_s now, not inside the program's first call */
-    }
+    if (pa_ipm_sites.unwind_span != 0)
+        choose_unwinder();
 }
 
 /* The GNU build id of an object, in hex, from its PT_NOTE segments in memory ("" for none). */
@@ -187,6 +215,15 @@ void pa_ipm_write_objects(pa_json *json)
     pa_json_begin_array(json);
     dl_iterate_phdr(write_object, json);
     pa_json_end_array(json);
+}
+
+void pa_ipm_write_unwinder(pa_json *json)
+{
+    pa_json_key(json, "unwinder");
+    if (unwinder)
+        pa_json_string(json, unwinder);
+    else
+        pa_json_null(json);
 }
 
 void pa_ipm_write_site(pa_json *json, const pa_ipm_site_t *site)

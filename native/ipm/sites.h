@@ -9,6 +9,8 @@
 void pa_ipm_sites_start(void);
 /* The rank file's "objects": what its addresses are resolved against (docs/profile.md). */
 void pa_ipm_write_objects(pa_json *json);
+/* The rank file's "unwinder": "libunwind", "backtrace", or null where no stack is unwound. */
+void pa_ipm_write_unwinder(pa_json *json);
 /* A record's "site": its frames, the caller first ([] without sites). */
 void pa_ipm_write_site(pa_json *json, const pa_ipm_site_t *site);
 

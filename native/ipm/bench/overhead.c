@@ -11,13 +11,20 @@
  *              other rank's noise;
  *   test_poll: rank 0 MPI_Test on a posted MPI_Irecv that stays incomplete until the loop ends
  *              (the polling of a progress loop: hpcc's RandomAccess polls MPI_Testany tens of
- *              millions of times); one shim per iteration, on rank 0.
+ *              millions of times); one shim per iteration, on rank 0;
+ *   timer:     no MPI call: two reads of the counter the profiler times calls with, as a shim
+ *              takes them (pa_ticks_unfenced), their difference summed: the floor of any shim
+ *              that times its call, the same with the profiler or without.
+ * Every loop runs below LOOP_FRAMES frames of its own, so that a deeper call stack
+ * (PERFATLAS_IPM_CALLSTACK up to 8) has as many frames to unwind as it keeps.
  * Prints one line per sample: "<loop> <nanoseconds per iteration>". */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "timer.h"
 
 static double now_ns(void)
 {
@@ -81,9 +88,36 @@ static void test_poll(int rank, long calls)
     }
 }
 
+#define LOOP_FRAMES 8
+
+/* `loop` called `frames` calls deep (not tail calls: each frame stays on the stack). */
+static __attribute__((noinline)) void below_frames(int frames, void (*loop)(int, long), int rank,
+                                                   long calls)
+{
+    if (frames == 0)
+        loop(rank, calls);
+    else
+        below_frames(frames - 1, loop, rank, calls);
+    __asm__ volatile("" ::: "memory");
+}
+
+static volatile uint64_t timed_sink; /* the timer loop's sum: kept, so the reads are made */
+
+static void timer(int rank, long calls)
+{
+    (void)rank;
+    uint64_t sum = 0;
+    for (long i = 0; i < calls; i++) {
+        uint64_t start = pa_ticks_unfenced();
+        sum += pa_ticks_unfenced() - start;
+    }
+    timed_sink = sum;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    pa_timer_init();
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -98,17 +132,14 @@ int main(int argc, char **argv)
     struct {
         const char *name;
         void (*loop)(int, long);
-    } loops[] = {{"pingpong", pingpong},
-                 {"pingpong8", pingpong8},
-                 {"allreduce", allreduce},
-                 {"proc_null", proc_null},
-                 {"test_poll", test_poll}};
+    } loops[] = {{"pingpong", pingpong},   {"pingpong8", pingpong8}, {"allreduce", allreduce},
+                 {"proc_null", proc_null}, {"test_poll", test_poll}, {"timer", timer}};
     int nloops = sizeof loops / sizeof loops[0];
     for (int sample = -1; sample < samples; sample++) /* sample -1: warm-up */
         for (int l = 0; l < nloops; l++) {
             MPI_Barrier(MPI_COMM_WORLD);
             double start = now_ns();
-            loops[l].loop(rank, calls);
+            below_frames(LOOP_FRAMES, loops[l].loop, rank, calls);
             double ns = (now_ns() - start) / (double)calls;
             if (rank == 0 && sample >= 0)
                 printf("%s %.3f\n", loops[l].name, ns);

@@ -224,6 +224,7 @@ class CallSites:
     """The call-site table, or why a profile has none."""
 
     callstack: int | None  # frames kept per site
+    unwinder: str | None  # what unwound the stacks (libunwind, backtrace); None: none was
     sites: list[SiteFigures]  # the most time first
     missing: str | None  # why there are no sites (call sites off, rank files unreadable)
 
@@ -232,6 +233,7 @@ def call_sites(document: dict) -> CallSites:
     found = document.get("call_sites")
     if not found or found.get("missing"):
         return CallSites(
+            None,
             None,
             [],
             (found or {}).get("missing")
@@ -256,7 +258,7 @@ def call_sites(document: dict) -> CallSites:
         )
         for row in found.get("sites") or []
     ]
-    return CallSites(found.get("callstack"), sites, None)
+    return CallSites(found.get("callstack"), found.get("unwinder"), sites, None)
 
 
 @dataclass(frozen=True)

@@ -138,4 +138,5 @@ def call_sites(ranks: list[dict]) -> dict | None:
             }
         )
     rows.sort(key=lambda row: (-row["time_s"]["sum"], row["site"], row["call"]))
-    return {"callstack": max(depths), "sites": rows}
+    unwinders = sorted({rank["unwinder"] for rank in ranks if rank.get("unwinder")})
+    return {"callstack": max(depths), "unwinder": ", ".join(unwinders) or None, "sites": rows}

@@ -85,8 +85,9 @@ def _program(words: list[str]) -> str:
 
 # The library's settings a user gives perfatlas in its environment, passed to the ranks with
 # the launcher's exports (a launcher does not forward arbitrary variables to other hosts).
-SETTINGS = ("PERFATLAS_IPM_CALLSTACK", "PERFATLAS_IPM_TABLE_SIZE")
+SETTINGS = ("PERFATLAS_IPM_CALLSTACK", "PERFATLAS_IPM_TABLE_SIZE", "PERFATLAS_IPM_UNWINDER")
 MAX_CALLSTACK = 8  # PA_IPM_MAX_FRAMES (native/ipm/ipm.h)
+UNWINDERS = ("libunwind", "backtrace")  # native/ipm/sites.c
 
 
 def _user_settings() -> dict[str, str]:
@@ -96,6 +97,12 @@ def _user_settings() -> dict[str, str]:
         raise UserError(
             f"PERFATLAS_IPM_CALLSTACK={depth!r} is not a number of frames from 0 (no call sites) "
             f"to {MAX_CALLSTACK}"
+        )
+    unwinder = found.get("PERFATLAS_IPM_UNWINDER")
+    if unwinder is not None and unwinder not in UNWINDERS:
+        raise UserError(
+            f"PERFATLAS_IPM_UNWINDER={unwinder!r} is neither libunwind (the default where "
+            "libunwind.so.8 loads) nor backtrace (glibc's)"
         )
     return found
 

@@ -147,6 +147,7 @@ def _profile_spec(partial: bool) -> dict:
         "call_sites": Optional(
             {
                 "callstack": Optional(Number(1, MAX_FRAMES, integer=True)),
+                "unwinder": Optional(Nullable(str)),
                 "missing": Optional(str),
                 "sites": Optional([CALL_SITE]),
             }
@@ -190,6 +191,7 @@ RANK_SPEC = {
     ],
     "overflow": {"count": COUNT},
     "callstack": Optional(Number(0, MAX_FRAMES, integer=True)),
+    "unwinder": Optional(Nullable(str)),  # what unwound stacks: libunwind, backtrace, or none
     "objects": Optional(
         [{"path": str, "base": COUNT, "build_id": Nullable(str), "segments": [[COUNT]]}]
     ),

@@ -173,9 +173,10 @@ def _sites_tables(sites: CallSites) -> list[Block]:
         for site in sites.sites
     ]
     first = f" (the first {TOP_SITES})" if len(rows) > TOP_SITES else ""
+    unwound = f", unwound by {sites.unwinder}" if sites.unwinder else ""
     caption = (
         f"Top call sites by time{first}: where in the program each call was made "
-        f"({sites.callstack} frame{'s' if sites.callstack != 1 else ''} per site), over all "
+        f"({sites.callstack} frame{'s' if sites.callstack != 1 else ''} per site{unwound}), over all "
         "regions; per rank over the ranks that made it there; imbalance is the slowest rank's "
         "time over the average, less 1; source as the file read when the profile was stored."
     )

@@ -70,7 +70,8 @@ def to_svg(fig: Figure) -> str:
     drawn. The crop is measured with the renderer the figure's layout already used: savefig's
     own bbox_inches="tight" would first draw the whole figure once more to measure it."""
     drawn = fig.get_tightbbox(fig.canvas.get_renderer())
-    fig.set_layout_engine(None)  # laid out already (tight_layout leaves an engine that does nothing)
+    # Laid out already: tight_layout leaves an engine that does nothing but make savefig draw.
+    fig.set_layout_engine(None)
     buffer = io.StringIO()
     crop = drawn.padded(matplotlib.rcParams["savefig.pad_inches"])
     fig.savefig(buffer, format="svg", bbox_inches=crop, metadata={"Date": None})
