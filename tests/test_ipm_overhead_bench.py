@@ -27,7 +27,14 @@ def arguments(*words: str):
 def test_loop_lines_are_kept_and_a_peers_messages_left_out():
     out = "mpiP: Found MPIP environment variable [-f /tmp/x]\nproc_null 20.5\nproc_null 21.5\n"
     out += "mpiP: Storing mpiP output in [/tmp/x/a.mpiP].\npingpong 700\nunknown 3\n"
-    assert ipm_overhead.loop_medians(out) == {"proc_null": 21.0, "pingpong": 700.0}
+    out += "timer 25.5\n"
+    assert ipm_overhead.loop_medians(out) == {"proc_null": 21.0, "pingpong": 700.0, "timer": 25.5}
+
+
+def test_the_goal_is_20_ns_or_the_timers_floor_where_larger():
+    runs = {"timer": {"no profiler": [25.0, 26.0], "perfatlas": [27.0]}}
+    assert ipm_overhead.goal_ns(runs) == 26.0
+    assert ipm_overhead.goal_ns({"timer": {"no profiler": [12.0, 14.0]}}) == 20.0
 
 
 def test_paired_medians_take_each_rounds_difference():
@@ -42,6 +49,12 @@ def test_callstack_depths_are_checked():
         ipm_overhead.depths("9")
 
 
+def test_unwinders_are_checked():
+    assert ipm_overhead.unwinders("backtrace,libunwind,backtrace") == ["backtrace", "libunwind"]
+    with pytest.raises(Exception, match="libunwind, backtrace"):
+        ipm_overhead.unwinders("gdb")
+
+
 def test_each_depth_and_each_peer_found_is_a_configuration(tmp_path, monkeypatch, capsys):
     peers = tmp_path / "peers"
     (peers / "openmpi" / "ipm").mkdir(parents=True)
@@ -53,12 +66,17 @@ def test_each_depth_and_each_peer_found_is_a_configuration(tmp_path, monkeypatch
         "no profiler",
         "perfatlas's build, PERFATLAS_IPM_CALLSTACK=0",
         "perfatlas's build, PERFATLAS_IPM_CALLSTACK=1",
-        "perfatlas's build, PERFATLAS_IPM_CALLSTACK=8",
+        "perfatlas's build, PERFATLAS_IPM_CALLSTACK=8, PERFATLAS_IPM_UNWINDER=libunwind",
+        "perfatlas's build, PERFATLAS_IPM_CALLSTACK=8, PERFATLAS_IPM_UNWINDER=backtrace",
         "IPM",
     ]
-    assert [c.in_apps for c in made] == [True, False, True, False, False]
-    assert made[3].settings == {"PERFATLAS_IPM_CALLSTACK": "8"}
-    assert made[4].settings == {"IPM_REPORT": "none", "IPM_LOGDIR": str(tmp_path)}
+    assert [c.in_apps for c in made] == [True, False, True, False, False, False]
+    assert made[4].settings == {
+        "PERFATLAS_IPM_CALLSTACK": "8",
+        "PERFATLAS_IPM_UNWINDER": "backtrace",
+    }
+    assert (made[2].unwinder, made[3].unwinder) == ("", "libunwind")
+    assert made[5].settings == {"IPM_REPORT": "none", "IPM_LOGDIR": str(tmp_path)}
     said = capsys.readouterr().out.strip().splitlines()
     assert len(said) == 1 and said[0].startswith("mpiP: skipped, no ")
     assert "bench/build_peers.sh mpip SOURCE" in said[0]

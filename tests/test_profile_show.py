@@ -193,7 +193,15 @@ def test_show_json_adds_the_profile_figures_and_keeps_every_key(cli, exact):
     assert document["run"]["suite"] == "profile"
     assert {r["metric"] for r in document["results"]} == {"wallclock_s", "comm_fraction"}
     profile = document["profile"]
-    assert list(profile) == ["id", "overview", "calls", "sites", "regions", "traffic"]
+    assert list(profile) == [
+        "id",
+        "overview",
+        "calls",
+        "sites",
+        "regions",
+        "traffic",
+        "placement",
+    ]
     program = profile["overview"]
     assert (program["tasks"], program["partial"], program["command"]) == (2, False, exact.command)
     calls = {(c["region_label"], c["call"]): (c["count"], c["bytes"]) for c in profile["calls"]}

@@ -1,6 +1,7 @@
 #include "execution.h"
 
 #include "numa_counters.h"
+#include "proc_field.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -9,28 +10,6 @@
 #include <string.h>
 
 #define PA_MAX_NODES 1024
-
-/* The first line of `path` that starts with `prefix`, copied (without the prefix) into `out`. */
-static int read_field(const char *path, const char *prefix, char *out, size_t size)
-{
-    FILE *file = fopen(path, "r");
-    if (!file)
-        return 0;
-    char line[512];
-    int found = 0;
-    size_t length = strlen(prefix);
-    while (!found && fgets(line, sizeof line, file))
-        if (strncmp(line, prefix, length) == 0) {
-            const char *value = line + length;
-            while (*value == ' ' || *value == '\t' || *value == ':')
-                value++;
-            snprintf(out, size, "%s", value);
-            out[strcspn(out, "\n")] = '\0';
-            found = 1;
-        }
-    fclose(file);
-    return found;
-}
 
 /* The CPU a task last ran on: field 39 of /proc/.../stat, counted after the command's ')'. */
 static int last_cpu(const char *task)
@@ -64,7 +43,7 @@ static void write_thread(pa_json *json, const char *task, long long *migrations_
         fclose(file);
     }
     snprintf(path, sizeof path, "/proc/self/task/%s/status", task);
-    read_field(path, "Cpus_allowed_list:", allowed, sizeof allowed);
+    pa_proc_field(path, "Cpus_allowed_list:", allowed, sizeof allowed);
     pa_json_begin_object(json);
     pa_json_key_int(json, "tid", atoll(task));
     pa_json_key_string(json, "name", name);
@@ -72,7 +51,7 @@ static void write_thread(pa_json *json, const char *task, long long *migrations_
     pa_json_key_string(json, "cpus_allowed", allowed);
     pa_json_key(json, "migrations"); /* se.nr_migrations: only with CONFIG_SCHED_DEBUG */
     snprintf(path, sizeof path, "/proc/self/task/%s/sched", task);
-    if (read_field(path, "se.nr_migrations", migrations, sizeof migrations)) {
+    if (pa_proc_field(path, "se.nr_migrations", migrations, sizeof migrations)) {
         pa_json_int(json, atoll(migrations));
         if (*migrations_total >= 0)
             *migrations_total += atoll(migrations);
@@ -148,7 +127,7 @@ void pa_execution_json(pa_json *json)
     else
         pa_json_null(json);
     char policy[256] = "";
-    read_field("/proc/self/status", "Mems_allowed_list:", policy, sizeof policy);
+    pa_proc_field("/proc/self/status", "Mems_allowed_list:", policy, sizeof policy);
     pa_json_key_string(json, "mems_allowed", policy);
     static long long bytes[PA_MAX_NODES];
     int nodes = pages_by_node(bytes);

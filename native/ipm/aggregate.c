@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "aggregate.h"
+#include "placement.h"
 #include "timer.h"
 
 const char *const pa_ipm_quantity_names[PA_IPM_NQ] = {"wall_s", "calc_s", "mpi_s",   "io_s",
@@ -287,6 +288,7 @@ void pa_ipm_aggregate(pa_ipm_profile_t *profile)
     unify_regions(profile, map);
     pa_ipm_rank_row_t row = {.pid = (double)getpid()};
     gethostname(row.host, sizeof row.host - 1);
+    pa_ipm_placement_end(row.cpus_allowed, sizeof row.cpus_allowed, &row.cpu);
     double *lbst = calloc((size_t)profile->regions, sizeof *lbst);
     aggregate_calls(profile, map, lbst);
     aggregate_regions(profile, map, lbst, &row);

@@ -26,7 +26,9 @@ extern const char *const pa_ipm_quantity_names[PA_IPM_NQ];
 typedef struct {
     double q[PA_IPM_NQ]; /* region 0's quantities on this rank */
     double maxrss_bytes, overflow_events, pid, partial;
+    int cpu; /* the CPU seen most (placement.c), -1 for none */
     char host[64];
+    char cpus_allowed[128];
 } pa_ipm_rank_row_t;
 
 typedef struct {

@@ -150,6 +150,8 @@ typedef struct {
     struct pa_ipm_table *table; /* where this thread's events go (record.c); NULL until its first */
     pa_ipm_poll_t *polls;       /* this thread's poll runs, one per poll call (polls.c) */
     const void *caller; /* set by a Fortran entry point around its call of a shim (PA_IPM_CALLER) */
+    uint64_t cpu_countdown; /* events until the next CPU sample (placement.c); other threads'
+                               start at 0 and wrap: never sampled */
 } pa_ipm_thread_t;
 extern PA_IPM_THREAD_LOCAL pa_ipm_thread_t pa_ipm_self;
 
@@ -159,6 +161,11 @@ extern PA_IPM_THREAD_LOCAL pa_ipm_thread_t pa_ipm_self;
  * the shims themselves (exported functions, never inlined into their callers). */
 #define PA_IPM_CALLER() \
     (pa_ipm_self.caller != NULL ? pa_ipm_self.caller : __builtin_return_address(0))
+
+/* The CPU of the thread that called MPI_Init is sampled every PA_IPM_CPU_EVERY-th event of
+ * its own (placement.c). */
+#define PA_IPM_CPU_EVERY 4096
+void pa_ipm_cpu_sample(void);
 
 /* One event of `call` in `region` at `site` that moved `bytes` with `peer` (a rank of `comm`, or
  * negative for none) and took `ticks` timer ticks. Safe from any thread (record.c). A

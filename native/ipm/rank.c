@@ -8,6 +8,7 @@
 
 #include "counters.h"
 #include "json.h"
+#include "placement.h"
 #include "sites.h"
 #include "table.h"
 #include "timer.h"
@@ -117,6 +118,7 @@ static void write_document(pa_json *json, const char *partial_reason)
     write_regions(json);
     pa_json_key_int(json, "callstack", pa_ipm_sites.depth);
     pa_ipm_write_unwinder(json);
+    pa_ipm_write_placement(json);
     pa_ipm_write_objects(json);
     pa_json_key(json, "region_errors");
     pa_json_begin_object(json);

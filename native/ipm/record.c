@@ -290,6 +290,8 @@ void pa_ipm_record(int call, uint64_t bytes, int peer, MPI_Comm comm, uint64_t t
                    const void *caller)
 {
     uintptr_t at = (uintptr_t)caller;
+    if (__builtin_expect(--pa_ipm_self.cpu_countdown == 0, 0))
+        pa_ipm_cpu_sample();
     if (__builtin_expect(pa_ipm_unwinds(at), 0))
         record_unwound(call, bytes, peer, comm, ticks, at);
     else

@@ -15,6 +15,7 @@
 
 #include "counters.h"
 #include "names.h"
+#include "placement.h"
 #include "sites.h"
 #include "table.h"
 #include "timer.h"
@@ -128,6 +129,7 @@ void pa_ipm_start(void)
     pa_ipm_cpu_seconds(RUSAGE_SELF, &pa_ipm.start_user_s, &pa_ipm.start_system_s);
     pa_ipm_counters_start();
     pa_ipm_sites_start();
+    pa_ipm_placement_start();
     pa_ipm_record_start();
     pa_ipm.start_ticks = pa_ticks();
     pa_ipm_active = 1;

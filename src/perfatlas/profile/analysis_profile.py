@@ -17,6 +17,7 @@ from typing import Any
 
 from perfatlas.common.units import format_number, format_size
 from perfatlas.profile.documents import CATEGORIES
+from perfatlas.profile.rank_placement import RankPlace, link_class, rank_places
 
 TOP_PAIRS = 10  # the heaviest sender -> receiver pairs kept of a communication matrix
 TOP_CALLS = 20  # the calls by time the report and `show` list first
@@ -309,6 +310,7 @@ class Pair:
     bytes: float
     messages: float
     of_bytes: float | None  # of all bytes the matrix holds
+    link: str | None = None  # its link class (rank_placement.LINK_CLASSES); None: not known
 
 
 @dataclass(frozen=True)
@@ -322,10 +324,19 @@ class Traffic:
     pairs: list[Pair] = field(default_factory=list)  # the heaviest first, TOP_PAIRS of them
 
 
-def traffic(document: dict, top: int = TOP_PAIRS) -> Traffic | None:
+def _link(places: list[RankPlace] | None, sender: int, receiver: int) -> str | None:
+    by_rank = {place.rank: place for place in places or []}
+    if sender not in by_rank or receiver not in by_rank:
+        return None
+    return link_class(by_rank[sender], by_rank[receiver])
+
+
+def traffic(
+    document: dict, places: list[RankPlace] | None = None, top: int = TOP_PAIRS
+) -> Traffic | None:
     """None when the profile has no matrix (more tasks than the library keeps one for, or a
     partial view of rank files without record kinds); the heaviest pairs by bytes, then
-    messages."""
+    messages, each with its link class where the ranks' `places` tell it."""
     matrix = document["matrix"]
     if matrix is None:
         return None
@@ -343,7 +354,7 @@ def traffic(document: dict, top: int = TOP_PAIRS) -> Traffic | None:
         bytes=total,
         messages=sum(map(sum, messages)),
         silent=not any(any(row) for row in sent),
-        pairs=[Pair(i, j, b, m, share(b, total)) for b, m, i, j in heaviest],
+        pairs=[Pair(i, j, b, m, share(b, total), _link(places, i, j)) for b, m, i, j in heaviest],
     )
 
 
@@ -357,19 +368,24 @@ class ProfileFigures:
     sites: CallSites
     regions: list[RegionFigures]
     traffic: Traffic | None
+    placement: list[RankPlace]  # each rank's place ([] for a profile without placements)
 
     def document(self) -> dict[str, Any]:
         """As JSON (`perfatlas show RUN --json`, key "profile")."""
         return asdict(self)
 
 
-def profile_figures(stored: dict) -> ProfileFigures:
+def profile_figures(stored: dict, run: dict | None = None) -> ProfileFigures:
+    """The figures of a stored profile; `run` (RunData.run: its topology and host) places the
+    ranks."""
     document = stored["document"]
+    places = rank_places(document, (run or {}).get("topology"), (run or {}).get("host"))
     return ProfileFigures(
         id=stored.get("id"),
         overview=overview(document),
         calls=calls_by_time(document),
         sites=call_sites(document),
         regions=regions(document),
-        traffic=traffic(document),
+        traffic=traffic(document, places),
+        placement=places,
     )

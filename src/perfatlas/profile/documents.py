@@ -140,7 +140,16 @@ def _profile_spec(partial: bool) -> dict:
             {"call": str, "bucket": BUCKET, "count": COUNT, "bytes": COUNT, "time_s": NUMBER}
         ],
         "matrix": Nullable({"what": Optional(str), "bytes": [[NUMBER]], "messages": [[NUMBER]]}),
-        "ranks": [{"rank": ID, "wall_s": figure, **{category: figure for category in CATEGORIES}}],
+        "ranks": [
+            {
+                "rank": ID,
+                "host": Optional(str),
+                "cpus_allowed": Optional(Nullable(str)),  # placement (rank_placement.py)
+                "cpu": Optional(Nullable(ID)),
+                "wall_s": figure,
+                **{category: figure for category in CATEGORIES},
+            }
+        ],
         "table": Optional({"capacity": Optional(COUNT), "used_max": Optional(NUMBER)}),
         "overflow": Optional({"count": Optional(COUNT), "ranks": Optional(COUNT)}),
         "region_errors": Optional({}),  # its values: checked by _region_errors
@@ -192,6 +201,14 @@ RANK_SPEC = {
     "overflow": {"count": COUNT},
     "callstack": Optional(Number(0, MAX_FRAMES, integer=True)),
     "unwinder": Optional(Nullable(str)),  # what unwound stacks: libunwind, backtrace, or none
+    "placement": Optional(
+        {
+            "cpus_allowed": Nullable(str),
+            "cpu": Nullable(ID),
+            "cpu_samples": [[COUNT]],
+            "samples_beyond": COUNT,
+        }
+    ),
     "objects": Optional(
         [{"path": str, "base": COUNT, "build_id": Nullable(str), "segments": [[COUNT]]}]
     ),

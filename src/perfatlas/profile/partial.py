@@ -251,6 +251,8 @@ def _rank_entry(rank: dict, lbst: dict | None) -> dict:
         "rank": rank["rank"],
         "host": rank.get("host"),
         "pid": rank.get("pid"),
+        "cpus_allowed": (rank.get("placement") or {}).get("cpus_allowed"),
+        "cpu": (rank.get("placement") or {}).get("cpu"),
         "partial": bool(rank.get("partial")),
         **figures,
         "overflow_events": rank["overflow"]["count"],

@@ -355,8 +355,57 @@ def _warnings(document: dict) -> list[Note]:
     return [Note(f"{w.text}.", "warning") for w in profile_warnings(document)]
 
 
-def profile_blocks(stored: dict) -> list[Block]:
-    document, figures = stored["document"], profile_figures(stored)
+TOP_PLACES = 32  # ranks listed in the placement table; all of them under "All ranks"
+
+
+def _placement_tables(figures: ProfileFigures) -> list[Block]:
+    """Where each rank ran, and the link class of the heaviest pairs."""
+    places = [p for p in figures.placement if p.cpus_allowed is not None or p.cpu is not None]
+    if not places:
+        return []
+
+    def shown(value: int | str | None) -> str:
+        return "-" if value is None else str(value)
+
+    rows = [
+        [str(p.rank), shown(p.host), shown(p.cpus_allowed), shown(p.cpu), shown(p.core_group),
+         shown(p.package), shown(p.numa_node)]
+        for p in places
+    ]  # fmt: skip
+    assumed = any(p.topology.startswith("assumed") for p in places)
+    caption = (
+        "Where each rank ran, read back by the library: the CPUs its MPI_Init thread may run on "
+        "and the one it was seen on most (sampled every 4,096th event), mapped through this "
+        "run's hwloc topology to its core group (the PUs of one last-level cache), package and "
+        "NUMA node" + ("; ranks on other hosts are placed with this host's topology" if assumed else "")
+        + "."
+    )  # fmt: skip
+    columns = ["rank", "host", "CPUs allowed", "CPU", "core group", "package", "NUMA node"]
+    blocks = _top_and_all(columns, rows, TOP_PLACES, caption, (0, 3, 4, 5, 6), "ranks")
+    pairs = [p for p in (figures.traffic.pairs if figures.traffic else []) if p.link]
+    if pairs:
+        blocks.append(
+            Table(
+                ["sender -> receiver", "bytes", "% of bytes", "link"],
+                [
+                    [
+                        f"{p.sender} -> {p.receiver}",
+                        format_size(p.bytes),
+                        percent(p.of_bytes),
+                        p.link,
+                    ]
+                    for p in pairs
+                ],  # fmt: skip
+                caption="The heaviest communicating pairs and the class of the link between "
+                "their ranks' places.",
+                numeric=(1, 2),
+            )
+        )
+    return blocks
+
+
+def profile_blocks(stored: dict, run: dict | None = None) -> list[Block]:
+    document, figures = stored["document"], profile_figures(stored, run)
     name = f"profile-{stored.get('id') or 0}"
     blocks: list[Block] = [_facts(document, figures), *_warnings(document)]
     for figure in (
@@ -365,6 +414,7 @@ def profile_blocks(stored: dict) -> list[Block]:
         *_sites_tables(figures.sites),
         _traffic_figure(document, figures.traffic, f"{name}-traffic"),
         _ranks_figure(document, f"{name}-ranks"),
+        *_placement_tables(figures),
     ):
         if figure is not None:
             blocks.append(figure)
@@ -373,4 +423,4 @@ def profile_blocks(stored: dict) -> list[Block]:
 
 @section("profile", "MPI profile (perfatlas-ipm)", order=80)
 def profile_section(data: RunData) -> list[Block]:
-    return [block for stored in data.profiles for block in profile_blocks(stored)]
+    return [block for stored in data.profiles for block in profile_blocks(stored, data.run)]

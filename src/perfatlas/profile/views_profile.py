@@ -122,7 +122,7 @@ def _count(value: float) -> str:
 
 def pairs_table(traffic: Traffic, title: str) -> Table:
     table = titled_table(
-        title, "sender -> receiver", "bytes", "messages", "% of bytes", right=(1, 2, 3)
+        title, "sender -> receiver", "bytes", "messages", "% of bytes", "link", right=(1, 2, 3)
     )
     for pair in traffic.pairs:
         table.add_row(
@@ -130,6 +130,7 @@ def pairs_table(traffic: Traffic, title: str) -> Table:
             format_size(pair.bytes),
             _count(pair.messages),
             percent(pair.of_bytes),
+            pair.link or "-",
         )
     return table
 
@@ -199,7 +200,7 @@ def print_profiles(data: RunData) -> None:
     storage.headline), so that `show` warns as the report's section does."""
     headlines = any(r.benchmark == BENCHMARK for r in data.launches)
     for stored in data.profiles:
-        print_profile(profile_figures(stored))
+        print_profile(profile_figures(stored, data.run))
         for warning in [] if headlines else profile_warnings(stored["document"]):
             console.print(
                 f"[yellow]warning[/] {BENCHMARK}: {escape(warning.text)}", highlight=False
@@ -209,4 +210,4 @@ def print_profiles(data: RunData) -> None:
 def profile_document(data: RunData) -> dict:
     """The figures of the run's profile as JSON (`show --json`, key "profile"): its first, the
     one `perfatlas profile` stores with each run."""
-    return profile_figures(data.profiles[0]).document()
+    return profile_figures(data.profiles[0], data.run).document()
