@@ -14,6 +14,7 @@ and no other domain.
   partial.py           the partial profile of rank files without ipm-profile.json
   profile_files.py     a folder's profile: ipm-profile.json or the partial one, with call sites
   profile_warnings.py  what is doubtful about a profile, as warning records
+  rank_placement.py    each rank's place (CPU, core group, package, NUMA node), pairs' link class
   section_profile.py   section: time per region and rank, calls, traffic, message sizes
   session.py           the whole `perfatlas profile` command: prepare, run, import, report
   storage.py           a profile stored as a run, its headline figures as results
