@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from perfatlas.cli.entry import main
+from perfatlas.machine.topology import Machine
 
 # Property-based tests (Hypothesis): the same examples on every machine and every run, so that a
 # red CI is reproducible; no deadline, since 2 shared cores make a single example's time noisy.
@@ -28,6 +29,21 @@ class CliResult:
     code: int
     out: str
     err: str
+
+
+ZOO_DIR = Path(__file__).parent / "data" / "topologies"  # machines perfatlas does not run on
+
+
+@pytest.fixture
+def on(monkeypatch):
+    """Make hwloc (and so pa-topology) load one zoo machine by file name; returns its Machine."""
+
+    def load(name: str) -> Machine:
+        monkeypatch.setenv("HWLOC_XMLFILE", str(ZOO_DIR / name))
+        monkeypatch.setenv("HWLOC_THISSYSTEM", "0")
+        return Machine.detect()
+
+    return load
 
 
 @pytest.fixture

@@ -26,7 +26,6 @@ from perfatlas.profile.rank_placement import (
     rank_places,
 )
 
-ZOO = Path(__file__).parent / "data" / "topologies"
 HOSTILE = bin_dir() / "pa-ipm-hostile"
 
 
@@ -86,9 +85,10 @@ def test_show_places_the_ranks_and_names_each_pairs_link(cli, bound_exact):
             "this host",
         )
     a, b = (pus[p["cpu"]] for p in places)
+    level = "l3" if a["l3"] >= 0 else "l2"  # the last-level cache: no L3 on some machines
     expected = (
         SAME_CORE_GROUP
-        if a["l3"] == b["l3"]
+        if a[level] == b[level]
         else SAME_PACKAGE
         if a["package"] == b["package"]
         else ACROSS_PACKAGES
@@ -104,10 +104,8 @@ def zoo_places(on_topology: dict, cpus: dict[int, tuple[str, int]]) -> dict:
     return {p.rank: p for p in rank_places(document, on_topology, "node1")}
 
 
-def test_link_classes_on_a_machine_of_four_packages(monkeypatch):
-    monkeypatch.setenv("HWLOC_XMLFILE", str(ZOO / "16em64t-4s2c2t.xml"))
-    monkeypatch.setenv("HWLOC_THISSYSTEM", "0")
-    topology = Machine.detect().topology
+def test_link_classes_on_a_machine_of_four_packages(on):
+    topology = on("16em64t-4s2c2t.xml").topology
     pus = topology["pus"]
     first = pus[0]
     same_group = next(p for p in pus[1:] if p["l3"] == first["l3"])
@@ -130,11 +128,9 @@ def test_link_classes_on_a_machine_of_four_packages(monkeypatch):
     assert places[4].package is None and link_class(places[0], places[4]) is None
 
 
-def test_a_package_of_several_core_groups_is_same_package(monkeypatch):
+def test_a_package_of_several_core_groups_is_same_package(on):
     """16amd64-4distances: no L3, an L2 per core, so each core is a core group of its own."""
-    monkeypatch.setenv("HWLOC_XMLFILE", str(ZOO / "16amd64-4distances.xml"))
-    monkeypatch.setenv("HWLOC_THISSYSTEM", "0")
-    topology = Machine.detect().topology
+    topology = on("16amd64-4distances.xml").topology
     pus = topology["pus"]
     first = pus[0]
     apart = next(p for p in pus if p["package"] == first["package"] and p["l2"] != first["l2"])

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from pathlib import Path
 
 import pytest
+from conftest import ZOO_DIR
 
 from perfatlas.launch.isa import cpu_model
 from perfatlas.machine.cpu_order import close_order, cores, spread_order
@@ -24,20 +24,7 @@ from perfatlas.report import write_report
 from perfatlas.store.database import Store
 from perfatlas.store.run_data import RunData
 
-ZOO_DIR = Path(__file__).parent / "data" / "topologies"
 ZOO = sorted(path.name for path in ZOO_DIR.glob("*.xml"))
-
-
-@pytest.fixture
-def on(monkeypatch):
-    """Make hwloc (and so pa-topology) load one zoo machine; returns its Machine."""
-
-    def load(name: str) -> Machine:
-        monkeypatch.setenv("HWLOC_XMLFILE", str(ZOO_DIR / name))
-        monkeypatch.setenv("HWLOC_THISSYSTEM", "0")
-        return Machine.detect()
-
-    return load
 
 
 def hwloc_count(name: str, kind: str) -> int:

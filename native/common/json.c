@@ -155,6 +155,24 @@ void pa_json_key_bool(pa_json *json, const char *key, int value)
     pa_json_bool(json, value);
 }
 
+void pa_json_key_text_or_null(pa_json *json, const char *key, const char *text)
+{
+    pa_json_key(json, key);
+    if (text != NULL && text[0] != '\0')
+        pa_json_string(json, text);
+    else
+        pa_json_null(json);
+}
+
+void pa_json_key_index_or_null(pa_json *json, const char *key, long long index)
+{
+    pa_json_key(json, key);
+    if (index >= 0)
+        pa_json_int(json, index);
+    else
+        pa_json_null(json);
+}
+
 void pa_json_double_array(pa_json *json, const double *values, int n)
 {
     pa_json_begin_array(json);

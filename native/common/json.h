@@ -33,6 +33,9 @@ void pa_json_key_string(pa_json *json, const char *key, const char *text);
 void pa_json_key_int(pa_json *json, const char *key, long long value);
 void pa_json_key_double(pa_json *json, const char *key, double value);
 void pa_json_key_bool(pa_json *json, const char *key, int value);
+/* The same, null for what is not known: a NULL or empty text, a negative index. */
+void pa_json_key_text_or_null(pa_json *json, const char *key, const char *text);
+void pa_json_key_index_or_null(pa_json *json, const char *key, long long index);
 void pa_json_double_array(pa_json *json, const double *values, int n);
 /* Integers stay compact: a series of 10^5 nanosecond durations is ~0.7 MB, not 2 MB. */
 void pa_json_int_array(pa_json *json, const long long *values, long n);

@@ -77,16 +77,8 @@ void pa_ipm_write_placement(pa_json *json)
     pa_ipm_placement_end(list, sizeof list, &cpu);
     pa_json_key(json, "placement");
     pa_json_begin_object(json);
-    pa_json_key(json, "cpus_allowed");
-    if (list[0])
-        pa_json_string(json, list);
-    else
-        pa_json_null(json);
-    pa_json_key(json, "cpu");
-    if (cpu >= 0)
-        pa_json_int(json, cpu);
-    else
-        pa_json_null(json);
+    pa_json_key_text_or_null(json, "cpus_allowed", list);
+    pa_json_key_index_or_null(json, "cpu", cpu);
     pa_json_key(json, "cpu_samples"); /* [[cpu, samples], ...], the CPUs seen, in order */
     pa_json_begin_array(json);
     for (int c = 0; c < PA_IPM_MAX_CPUS; c++) {

@@ -49,11 +49,7 @@ static void write_regions(pa_json *json, const pa_ipm_profile_t *profile)
         pa_json_key_int(json, "id", id);
         pa_json_key_string(json, "name", name);
         pa_json_key_string(json, "path", profile->paths[id]);
-        pa_json_key(json, "parent");
-        if (profile->parents[id] < 0)
-            pa_json_null(json);
-        else
-            pa_json_int(json, profile->parents[id]);
+        pa_json_key_index_or_null(json, "parent", profile->parents[id]);
         pa_json_key_int(json, "ranks", (long long)profile->region_ranks[id]);
         pa_json_key_int(json, "entries", (long long)profile->region_entries[id]);
         for (int q = 0; q < PA_IPM_NQ; q++)
@@ -153,16 +149,8 @@ static void write_ranks(pa_json *json, const pa_ipm_profile_t *profile)
         pa_json_key_int(json, "rank", rank);
         pa_json_key_string(json, "host", row->host);
         pa_json_key_int(json, "pid", (long long)row->pid);
-        pa_json_key(json, "cpus_allowed");
-        if (row->cpus_allowed[0])
-            pa_json_string(json, row->cpus_allowed);
-        else
-            pa_json_null(json);
-        pa_json_key(json, "cpu");
-        if (row->cpu >= 0)
-            pa_json_int(json, row->cpu);
-        else
-            pa_json_null(json);
+        pa_json_key_text_or_null(json, "cpus_allowed", row->cpus_allowed);
+        pa_json_key_index_or_null(json, "cpu", row->cpu);
         pa_json_key_bool(json, "partial", row->partial != 0);
         for (int q = 0; q < PA_IPM_NQ; q++)
             pa_json_key_double(json, pa_ipm_quantity_names[q], row->q[q]);

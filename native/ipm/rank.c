@@ -34,11 +34,7 @@ static void write_regions(pa_json *json)
         pa_json_begin_object(json);
         pa_json_key_int(json, "id", id);
         pa_json_key_string(json, "name", region->name);
-        pa_json_key(json, "parent");
-        if (region->parent < 0)
-            pa_json_null(json);
-        else
-            pa_json_int(json, region->parent);
+        pa_json_key_index_or_null(json, "parent", region->parent);
         pa_json_key_int(json, "entries", (long long)region->entries);
         pa_json_key_double(json, "wall_s", wall_s);
         pa_json_key_double(json, "calc_s", wall_s - mpi_s[id] - io_s[id]);
@@ -70,11 +66,7 @@ static void write_records(pa_json *json)
         pa_json_key_string(json, "kind", kind_names[pa_ipm_call_kinds[record->call]]);
         pa_json_key_int(json, "region", record->region);
         pa_json_key_int(json, "bucket", record->bucket);
-        pa_json_key(json, "peer");
-        if (record->peer < 0)
-            pa_json_null(json);
-        else
-            pa_json_int(json, record->peer);
+        pa_json_key_index_or_null(json, "peer", record->peer);
         pa_ipm_write_site(json, &record->site);
         write_times(json, record);
         pa_json_end_object(json);

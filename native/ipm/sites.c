@@ -189,11 +189,7 @@ static int write_object(struct dl_phdr_info *info, size_t size, void *context)
     pa_json_begin_object(json);
     pa_json_key_string(json, "path", path);
     pa_json_key_int(json, "base", (long long)info->dlpi_addr);
-    pa_json_key(json, "build_id");
-    if (hex[0])
-        pa_json_string(json, hex);
-    else
-        pa_json_null(json);
+    pa_json_key_text_or_null(json, "build_id", hex);
     pa_json_key(json, "segments");
     pa_json_begin_array(json);
     for (int i = 0; i < info->dlpi_phnum; i++) {
@@ -217,14 +213,7 @@ void pa_ipm_write_objects(pa_json *json)
     pa_json_end_array(json);
 }
 
-void pa_ipm_write_unwinder(pa_json *json)
-{
-    pa_json_key(json, "unwinder");
-    if (unwinder)
-        pa_json_string(json, unwinder);
-    else
-        pa_json_null(json);
-}
+void pa_ipm_write_unwinder(pa_json *json) { pa_json_key_text_or_null(json, "unwinder", unwinder); }
 
 void pa_ipm_write_site(pa_json *json, const pa_ipm_site_t *site)
 {

@@ -324,8 +324,7 @@ class Traffic:
     pairs: list[Pair] = field(default_factory=list)  # the heaviest first, TOP_PAIRS of them
 
 
-def _link(places: list[RankPlace] | None, sender: int, receiver: int) -> str | None:
-    by_rank = {place.rank: place for place in places or []}
+def _link(by_rank: dict[int, RankPlace], sender: int, receiver: int) -> str | None:
     if sender not in by_rank or receiver not in by_rank:
         return None
     return link_class(by_rank[sender], by_rank[receiver])
@@ -349,12 +348,13 @@ def traffic(
         if sent[i][j] or messages[i][j]
     )
     heaviest = heapq.nlargest(top, cells, key=lambda c: (c[0], c[1], -c[2], -c[3]))
+    by_rank = {place.rank: place for place in places or []}
     return Traffic(
         what=matrix.get("what") or "point-to-point",
         bytes=total,
         messages=sum(map(sum, messages)),
         silent=not any(any(row) for row in sent),
-        pairs=[Pair(i, j, b, m, share(b, total), _link(places, i, j)) for b, m, i, j in heaviest],
+        pairs=[Pair(i, j, b, m, share(b, total), _link(by_rank, i, j)) for b, m, i, j in heaviest],
     )
 
 

@@ -247,12 +247,13 @@ def _rank_entry(rank: dict, lbst: dict | None) -> dict:
     if lbst is not None and figures["mpi_s"] is not None:
         figures["lbst_s"] = lbst.get("", {}).get(rank["rank"], 0.0)
         figures["mpi_s"] -= figures["lbst_s"]
+    placement = rank.get("placement") or {}
     return {
         "rank": rank["rank"],
         "host": rank.get("host"),
         "pid": rank.get("pid"),
-        "cpus_allowed": (rank.get("placement") or {}).get("cpus_allowed"),
-        "cpu": (rank.get("placement") or {}).get("cpu"),
+        "cpus_allowed": placement.get("cpus_allowed"),
+        "cpu": placement.get("cpu"),
         "partial": bool(rank.get("partial")),
         **figures,
         "overflow_events": rank["overflow"]["count"],
