@@ -16,15 +16,15 @@ from test_profile_show import ProfiledRun, profile_run, shown
 
 from perfatlas.common.units import parse_cpu_list
 from perfatlas.launch.native import bin_dir
-from perfatlas.machine.topology import Machine
-from perfatlas.profile.rank_placement import (
+from perfatlas.machine.link_class import (
     ACROSS_HOSTS,
     ACROSS_PACKAGES,
     SAME_CORE_GROUP,
     SAME_PACKAGE,
     link_class,
-    rank_places,
 )
+from perfatlas.machine.topology import Machine
+from perfatlas.profile.rank_placement import rank_places
 
 HOSTILE = bin_dir() / "pa-ipm-hostile"
 

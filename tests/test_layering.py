@@ -47,7 +47,8 @@ LAYERS = (  # lowest first
 # The domains one domain reads the stored figures or analyses of (and never the other way).
 DOMAIN_PEERS = {
     "cpu": {"mem", "app"},  # the roofline: memory bandwidth, the proxies' declared counts
-    "app": {"comm"},  # the MPI proxies build on comm.mpi (MpiBenchmark, np_param)
+    "app": {"comm"},  # the MPI proxies build on comm.mpi (MpiBenchmark, np_param), comm_atlas
+    "profile": {"comm"},  # the join of a profile with the stored comm atlas
     "cluster": {"noise"},  # node asymmetry of the noise figures
     "scenario": {"parbench"},  # scenarios are built from PARbench kernels and base data
 }

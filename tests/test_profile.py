@@ -17,6 +17,7 @@ from perfatlas.common.errors import UserError
 from perfatlas.common.warning import Kind, WarningRecord
 from perfatlas.launch.launchers import MpiFlavour
 from perfatlas.launch.native import bin_dir
+from perfatlas.machine.link_class import LINK_CLASSES
 from perfatlas.profile import command as command_module
 from perfatlas.profile.command import profiled
 from perfatlas.profile.documents import load_profile, load_rank
@@ -602,7 +603,8 @@ def test_report_profile_draws_a_file_and_refuses_a_corrupted_one(cli, tmp_path):
     out = tmp_path / "p.html"
     result = cli("report", "--profile", str(good), "-o", str(out))
     assert result.code == 0, result.err
-    assert re.findall(r'<section id="([^"]+)"', out.read_text()) == ["profile"]
+    sections = re.findall(r'<section id="([^"]+)"', out.read_text())
+    assert sections == ["profile", "profile-against-machine"]
     bad = write(tmp_path / "bad.json", json.dumps(profile_document())[:300])
     result = cli("report", "--profile", str(bad), "-o", str(out))
     assert result.code == 2
@@ -730,10 +732,13 @@ def test_perfatlas_profile_runs_an_mpi_program_and_stores_its_profile(cli, tmp_p
     document = stored["document"]
     # The library's profile, and the call sites of its rank files (test_ipm_sites checks them).
     assert document == read_json(copy_)
-    assert {**document, "call_sites": None} == {
-        **read_json(out / "ipm-profile.json"),
-        "call_sites": None,
-    }
+    # ... and what perfatlas adds: the rank files' call sites, messages by link class and
+    # point-to-point time by rank, and the comm atlas of this machine (none stored here).
+    added = ("call_sites", "link_traffic", "point_to_point", "atlas")
+    assert {k: v for k, v in document.items() if k not in added} == read_json(
+        out / "ipm-profile.json"
+    )
+    assert document["atlas"]["pingpong"] == {} and document["atlas"]["allreduce"] == []
     assert sum(site["count"] for site in document["call_sites"]["sites"]) == sum(
         call["count"] for call in document["calls"]
     )
@@ -749,6 +754,16 @@ def test_perfatlas_profile_runs_an_mpi_program_and_stores_its_profile(cli, tmp_p
     histogram = {(h["call"], h["bucket"]): h for h in document["histogram"]}
     assert (histogram[("MPI_Send", 10)]["count"], histogram[("MPI_Send", 10)]["bytes"]) == (3, 2400)
     assert document["matrix"]["bytes"][0][1] >= 2400  # phase1's sends, and more
+    [phase1] = [r for r in document["link_traffic"] if paths[r["region"]] == "phase1"]
+    assert (phase1["call"], phase1["bucket"], phase1["messages"], phase1["bytes"]) == (
+        "MPI_Send",
+        10,
+        3,
+        2400,
+    )
+    assert phase1["link"] in LINK_CLASSES  # the two ranks' places on this machine
+    sent = sum(r["messages"] for r in document["link_traffic"])
+    assert sent == sum(map(sum, document["matrix"]["messages"]))
     # The headline figures are ordinary results of the run.
     figures = {r.metric: r.median for r in store.results(1, "ipm.profile")}
     assert figures["wallclock_s"] == document["wallclock_s"]["max"]

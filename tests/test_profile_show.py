@@ -201,6 +201,7 @@ def test_show_json_adds_the_profile_figures_and_keeps_every_key(cli, exact):
         "regions",
         "traffic",
         "placement",
+        "against",
     ]
     program = profile["overview"]
     assert (program["tasks"], program["partial"], program["command"]) == (2, False, exact.command)

@@ -11,8 +11,8 @@ import pytest
 from test_report_apps import by_metric, run_suite, section_html, table_with
 
 from perfatlas.app import analysis_hydro
-from perfatlas.app.comm_atlas import allreduce_ns, message_ns
 from perfatlas.app.proxy_figures import seconds
+from perfatlas.comm.comm_atlas import allreduce_ns, message_ns
 from perfatlas.common.stats import ratio
 from perfatlas.common.units import format_number
 from perfatlas.store.database import Store

@@ -15,7 +15,6 @@ reads the stored comm atlas).
   bench_spmv.py         app.spmv: sparse matrix-vector products with remote access
   bench_spsolve.py      app.spsolve: a sparse SPD direct solve (CHOLMOD, MUMPS)
   bench_sweep.py        app.sweep: a Sweep3D-style discrete-ordinates wavefront sweep
-  comm_atlas.py         this machine's stored ping-pong and allreduce figures, interpolated
   findings_apps.py      findings: the proxies' models against measurement
   proxy_figures.py      what the proxies' sections share: time cells, stacked phase bars
   section_hydro.py      section: app.hydro

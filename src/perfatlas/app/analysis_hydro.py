@@ -16,7 +16,7 @@ the conserved state (one per swept axis) and, with solver=cg, of the CG vectors;
 reductions per cycle (the time step's, and 1 + 2 per CG iteration); the messages: each rank's
 ghost receives from each neighbour, from the document (its exchange lists); t_pp(bytes): the
 one-way ping-pong time and t_allreduce(P) the 8-byte allreduce latency of this machine's stored
-comm atlas (perfatlas.app.comm_atlas), which the document carries. A rank's messages are
+comm atlas (perfatlas.comm.comm_atlas), which the document carries. A rank's messages are
 counted one after another, its sends assumed to overlap its receives.
 """
 
@@ -26,7 +26,7 @@ import json
 from dataclasses import dataclass
 
 from perfatlas.app.analysis_points import Point, points
-from perfatlas.app.comm_atlas import allreduce_ns, message_ns
+from perfatlas.comm.comm_atlas import allreduce_ns, message_ns
 from perfatlas.common.stats import Ratio, ratio
 from perfatlas.store.result import Result
 

@@ -10,7 +10,7 @@ several processes on each side; each cycle reduces the time step over all proces
 turned on"). Samples, one per run of `cycles` cycles: cycle_s, its compute_s / gather_scatter_s
 / reduction_s split, and cc_per_s_per_pe (cell updates per second per process). Before the
 document is stored, perfatlas adds this machine's stored comm atlas (ping-pong and allreduce,
-perfatlas.app.comm_atlas) for the cycle-time model.
+perfatlas.comm.comm_atlas) for the cycle-time model.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from perfatlas.app.comm_atlas import stored_atlas
 from perfatlas.app.sparse_matrix import check_threads
 from perfatlas.benchmarks.benchmark import DocumentSink, register
 from perfatlas.benchmarks.time_model import app_seconds
+from perfatlas.comm.comm_atlas import stored_atlas
 from perfatlas.comm.mpi import MpiBenchmark, np_param
 from perfatlas.common.errors import UserError
 from perfatlas.launch.launchers import LaunchOptions
@@ -95,7 +95,7 @@ class AppHydro(MpiBenchmark):
 
     def with_stored(self, params: dict[str, Any], store: Store, machine: Machine) -> dict[str, Any]:
         """The comm atlas the model needs, from this machine's stored results."""
-        return {**params, "comm_atlas": stored_atlas(store, machine)}
+        return {**params, "comm_atlas": stored_atlas(store, machine.fingerprint)}
 
     def native_args(self, params: dict[str, Any], machine: Machine) -> list[str]:
         skip = ("np", "comm_atlas")

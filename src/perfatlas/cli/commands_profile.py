@@ -22,12 +22,12 @@ def cmd_profile(args: argparse.Namespace) -> int:
     check_output_file(args.json, "the profile document (--json)")
     store = open_store(args)
     if args.executor.here:
-        return profile(command, args.out, args.json, store, sys.argv)
+        return profile(command, args.out, args.json, store, sys.argv, args.atlas)
     folder = Path(args.out or default_folder()).resolve()
 
     def words(job_folder: Path) -> list[str]:
         json_path = ["--json", str(Path(args.json).resolve())] if args.json else []
-        return ["profile", "--out", str(folder), *json_path, "--", *command]
+        return ["profile", "--out", str(folder), *json_path, "--atlas", args.atlas, "--", *command]
 
     done = args.executor.run_elsewhere(words, store, "profile", Machine.detect())
     show_stored(store, done.runs[-1], folder)  # on the executor's node
@@ -47,6 +47,13 @@ def add_commands(command: AddCommand) -> None:
         "./perfatlas-profile-YYYYmmdd-HHMMSS)",
     )
     p.add_argument("--json", help="also write the profile document to this file")
+    p.add_argument(
+        "--atlas",
+        choices=("auto", "stored", "none"),
+        default="auto",
+        help="the comm atlas the profile is joined with: this machine's stored one (auto, the "
+        "default; stored: refuse to run without one) or none (docs/profile.md)",
+    )
     p.add_argument(
         "program",
         nargs=argparse.REMAINDER,

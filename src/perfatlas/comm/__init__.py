@@ -1,7 +1,8 @@
 """perfatlas.comm: MPI communication: the comm.* benchmarks (pingpong, allreduce, barrier, rma,
 distance, complement, hotspot), the analysis of anomalous ranks, pairs and links and of how
 collectives grow, their findings, report sections and terminal tables. It may import every
-layer below the domains and no other domain (perfatlas.app uses its MPI benchmark base).
+layer below the domains and no other domain (perfatlas.app uses its MPI benchmark base and
+the comm atlas, perfatlas.profile the comm atlas).
 
   analysis_comm.py        anomalous ranks, pairs, senders and hosts; growth of collectives
   bench_collectives.py    comm.allreduce and comm.barrier against the process count
@@ -10,6 +11,8 @@ layer below the domains and no other domain (perfatlas.app uses its MPI benchmar
   bench_hotspot.py        comm.hotspot: k senders stream to one receiver
   bench_pingpong.py       comm.pingpong: point-to-point latency and bandwidth by size
   bench_rma.py            comm.rma: MPI-3 one-sided get, put and shared-memory latency
+  comm_atlas.py           a machine's stored comm figures per link class, interpolated: the
+                          one module the models predicting communication time share
   findings_comm.py        findings: ping-pong, anomalies, suspect hosts, collective growth
   mpi.py                  what the MPI benchmarks share: MpiBenchmark, np, the mpirun launcher
   section_collectives.py  section: collectives against process count, growth check

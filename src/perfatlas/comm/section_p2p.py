@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.ticker import FuncFormatter
 
 from perfatlas.comm.series_comm import (
     PINGPONG,
@@ -21,11 +20,6 @@ from perfatlas.report.series import Curve, Series
 from perfatlas.store.run_data import RunData
 
 GB = 1e9
-ZERO_AT = 0.5  # where a 0-byte message sits on the log2 size axis
-
-
-def _x(sizes: np.ndarray) -> np.ndarray:
-    return np.where(sizes > 0, sizes, ZERO_AT)
 
 
 def _style(series: Series, index: int) -> dict:
@@ -39,15 +33,8 @@ def _style(series: Series, index: int) -> dict:
 
 def _curve(series: Series, scale: float, index: int) -> Curve:
     c = series.curve(scale, **_style(series, index))
-    return Curve(c.label, _x(c.x), c.median, c.ci_lo, c.ci_hi, c.color, c.linestyle, c.marker)
-
-
-def _size_axis(ax, sizes: list[float]) -> None:
-    plots.size_axis(ax, [float(s) for s in _x(np.array(sizes, dtype=float))], label="message size")
-    ax.xaxis.set_major_formatter(
-        FuncFormatter(
-            lambda v, _: "0" if v < 1 else plots.size_label(v) + ("" if v >= 1024 else "B")
-        )
+    return Curve(
+        c.label, plots.message_x(c.x), c.median, c.ci_lo, c.ci_hi, c.color, c.linestyle, c.marker
     )
 
 
@@ -56,13 +43,13 @@ def _figure(latency: list[Series], bandwidth: list[Series]) -> str:
     with plots.figure("comm-pingpong", 1, 2, width=10.5, height=4.2) as (fig, axes):
         ax = axes[0, 0]
         plots.draw_curves(ax, [_curve(s, 1e-3, keys.index(s.key)) for s in latency])
-        _size_axis(ax, [x for s in latency for x in s.sizes])
+        plots.message_size_axis(ax, [x for s in latency for x in s.sizes])
         plots.plain_log_y(ax, "latency (µs), median and 95 % CI")
         ax.set_title("latency (half round trip; bi: one exchange)", loc="left")
         ax = axes[0, 1]
         if bandwidth:
             plots.draw_curves(ax, [_curve(s, 1 / GB, keys.index(s.key)) for s in bandwidth])
-            _size_axis(ax, [x for s in bandwidth for x in s.sizes])
+            plots.message_size_axis(ax, [x for s in bandwidth for x in s.sizes])
             plots.plain_log_y(ax, "bandwidth (GB/s = 10^9 byte/s)")
         ax.set_title("bandwidth (window of nonblocking sends)", loc="left")
         handles, labels = axes[0, 0].get_legend_handles_labels()

@@ -8,13 +8,20 @@ and no other domain.
 
   analysis_profile.py  a stored profile's figures: the banner's, calls and call sites by time,
                        regions, the heaviest communicating pairs (section, terminal and JSON)
+  atlas_join.py        the profile against the machine's comm atlas: predicted and measured
+                       time per region and collective, verdicts with their evidence
   call_sites.py        the rank files' call sites as one table: (object, offset) frames, resolved
   command.py           the argv and environment that run a command under libperfatlas-ipm.so
   documents.py         loading and checking perfatlas.ipm/1 and perfatlas.ipm-rank/1 documents
+  findings_profile.py  findings: each joined row as profile.against_machine
+  figure_text.py       seconds, fractions and region names as every view writes them
+  link_traffic.py      the rank files' messages by link class and point-to-point time by rank
   partial.py           the partial profile of rank files without ipm-profile.json
   profile_files.py     a folder's profile: ipm-profile.json or the partial one, with call sites
   profile_warnings.py  what is doubtful about a profile, as warning records
   rank_placement.py    each rank's place (CPU, core group, package, NUMA node), pairs' link class
+  section_against_machine.py
+                       section: the profile against this machine's comm atlas
   section_profile.py   section: time per region and rank, calls, traffic, message sizes
   session.py           the whole `perfatlas profile` command: prepare, run, import, report
   storage.py           a profile stored as a run, its headline figures as results

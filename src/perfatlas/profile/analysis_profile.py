@@ -8,67 +8,22 @@ and fractions (0..1), which seconds() and percent() write alike in every view.""
 from __future__ import annotations
 
 import heapq
-import math
-import re
 import shlex
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from perfatlas.common.units import format_number, format_size
+from perfatlas.common.units import format_size
+from perfatlas.machine.link_class import link_class
+from perfatlas.profile.atlas_join import AtlasJoin, atlas_join
 from perfatlas.profile.documents import CATEGORIES
-from perfatlas.profile.rank_placement import RankPlace, link_class, rank_places
+from perfatlas.profile.figure_text import percent, region_labels, seconds, share
+from perfatlas.profile.rank_placement import RankPlace, rank_places
 
 TOP_PAIRS = 10  # the heaviest sender -> receiver pairs kept of a communication matrix
 TOP_CALLS = 20  # the calls by time the report and `show` list first
 TOP_SITES = 20  # the call sites by time the report and `show` list first
 CATEGORY_LABELS = {"calc_s": "CALC", "mpi_s": "MPI", "io_s": "I/O", "lbst_s": "LBST"}
-
-
-def share(part: float | None, whole: float | None) -> float | None:
-    """part / whole; None when either is unknown, the whole is 0, or the ratio overflows (a
-    document's figures are only checked to lie within +-1e20: docs/safety/profiles.md)."""
-    if part is None or not whole:
-        return None
-    ratio = part / whole
-    return ratio if math.isfinite(ratio) else None
-
-
-def seconds(value: float | None) -> str:
-    if value is None:
-        return "-"
-    for unit, factor in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if abs(value) >= factor:
-            return f"{format_number(value / factor)} {unit}"
-    return f"{format_number(value / 1e-9)} ns" if value else "0 s"
-
-
-def percent(fraction: float | None) -> str:
-    return "-" if fraction is None else f"{100 * fraction:.1f} %"
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def _visible(name: str) -> str:
-    """A name as drawn: a control character (a tab, a newline) written as its escape, \\x09."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", name)
-
-
-def region_labels(document: dict) -> dict[int, str]:
-    """Region id -> its names from the outermost, as given (escaped for HTML or terminal markup
-    only when drawn, control characters shown as escapes), joined by " > ": "a/b" at the top
-    level and "a" > "b" read differently."""
-    regions = {region["id"]: region for region in document["regions"]}
-
-    def names(region: dict) -> list[str]:
-        chain = []
-        while region["parent"] is not None and len(chain) < len(regions):  # a tree (documents)
-            chain.append(_visible(region["name"]) or '""')
-            region = regions[region["parent"]]
-        return chain[::-1]
-
-    return {id_: " > ".join(names(region)) or "(whole program)" for id_, region in regions.items()}
 
 
 def whole_program(document: dict) -> dict:
@@ -310,7 +265,7 @@ class Pair:
     bytes: float
     messages: float
     of_bytes: float | None  # of all bytes the matrix holds
-    link: str | None = None  # its link class (rank_placement.LINK_CLASSES); None: not known
+    link: str | None = None  # its link class (machine.link_class.LINK_CLASSES); None: not known
 
 
 @dataclass(frozen=True)
@@ -369,6 +324,7 @@ class ProfileFigures:
     regions: list[RegionFigures]
     traffic: Traffic | None
     placement: list[RankPlace]  # each rank's place ([] for a profile without placements)
+    against: AtlasJoin  # the profile against the machine's comm atlas (atlas_join)
 
     def document(self) -> dict[str, Any]:
         """As JSON (`perfatlas show RUN --json`, key "profile")."""
@@ -388,4 +344,5 @@ def profile_figures(stored: dict, run: dict | None = None) -> ProfileFigures:
         regions=regions(document),
         traffic=traffic(document, places),
         placement=places,
+        against=atlas_join(document),
     )

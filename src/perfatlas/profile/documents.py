@@ -14,8 +14,10 @@ import math
 from pathlib import Path
 from typing import Any
 
+from perfatlas.comm.comm_atlas import UNKNOWN_LINK
 from perfatlas.common.errors import UserError
 from perfatlas.common.text_file import read_text_file
+from perfatlas.machine.link_class import LINK_CLASSES
 
 PROFILE_SCHEMA = "perfatlas.ipm/1"
 RANK_SCHEMA = "perfatlas.ipm-rank/1"
@@ -89,6 +91,27 @@ CALL_SITE = {  # one (site, call) over the ranks (perfatlas.profile.call_sites)
     "time_s": SPREAD,
     "slowest_rank": ID,
 }
+LINK_ROW = {  # messages of one region, call, size bucket and link class (link_traffic.py)
+    "region": ID,
+    "call": str,
+    "bucket": BUCKET,
+    "link": Nullable(str),
+    "messages": COUNT,
+    "bytes": COUNT,
+    "time_s": Optional(NUMBER),
+}
+# The comm atlas a profile was joined with (perfatlas.comm.comm_atlas.CommAtlas.document): each
+# point its x values, then its median and interval (ns); point lengths are checked by _atlas.
+POINT = [Number(0, MAX_FIGURE)]
+ATLAS = {
+    "fingerprint": Optional(str),
+    "pingpong": Optional({link: Optional([POINT]) for link in (*LINK_CLASSES, UNKNOWN_LINK)}),
+    "allreduce": Optional([POINT]),
+    "barrier": Optional([POINT]),
+    "sources": Optional([str]),
+    "missing": Optional(str),
+}
+ATLAS_POINT_LENGTHS = {"pingpong": 4, "allreduce": 5, "barrier": 4}
 
 
 def _profile_spec(partial: bool) -> dict:
@@ -161,6 +184,11 @@ def _profile_spec(partial: bool) -> dict:
                 "sites": Optional([CALL_SITE]),
             }
         ),
+        "link_traffic": Optional([LINK_ROW]),
+        "point_to_point": Optional(
+            [{"region": ID, "calls": [str], "rank_s": [[Number(0, MAX_FIGURE)]]}]
+        ),
+        "atlas": Optional(ATLAS),
     }
 
 
@@ -331,6 +359,26 @@ def _consistency(document: dict) -> str | None:
     for i, site in enumerate((document.get("call_sites") or {}).get("sites") or []):
         if site["slowest_rank"] >= tasks:
             return f"call_sites.sites[{i}].slowest_rank is not a rank of {tasks} tasks"
+    for i, row in enumerate(document.get("link_traffic") or []):
+        if row["region"] not in regions:
+            return f"link_traffic[{i}].region {row['region']} is not the id of a region"
+    for i, row in enumerate(document.get("point_to_point") or []):
+        if row["region"] not in regions:
+            return f"point_to_point[{i}].region {row['region']} is not the id of a region"
+        if any(len(pair) != 2 or pair[0] >= tasks for pair in row["rank_s"]):
+            return f"point_to_point[{i}].rank_s is not [[rank, seconds], ...] of {tasks} tasks"
+    return _atlas(document.get("atlas") or {})
+
+
+def _atlas(atlas: dict) -> str | None:
+    """Each atlas point of its length, its times above 0 (they are interpolated in logs)."""
+    curves = [(f"pingpong[{k!r}]", v) for k, v in (atlas.get("pingpong") or {}).items()]
+    curves += [(part, atlas.get(part)) for part in ("allreduce", "barrier")]
+    for where, points in curves:
+        length = ATLAS_POINT_LENGTHS[where.split("[")[0]]
+        for i, point in enumerate(points or []):
+            if len(point) != length or min(point[length - 3 :]) <= 0:
+                return f"atlas.{where}[{i}] is not {length} numbers ending in 3 times above 0"
     return None
 
 

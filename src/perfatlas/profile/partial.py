@@ -152,7 +152,7 @@ def _regions(ranks: list[dict], paths: list[dict[int, str]], lbst: dict | None) 
     ]
 
 
-def _has_kinds(ranks: list[dict]) -> bool:
+def has_kinds(ranks: list[dict]) -> bool:
     return all("kind" in record for rank in ranks for record in rank["records"])
 
 
@@ -265,7 +265,7 @@ def partial_profile(ranks: list[dict], command: list[str]) -> dict:
     ranks = sorted(ranks, key=lambda rank: rank["rank"])
     size = max(rank["size"] for rank in ranks)
     paths = [region_paths(rank) for rank in ranks]
-    kinds = _has_kinds(ranks)
+    kinds = has_kinds(ranks)
     totals = _call_times(ranks, paths)
     lbst = _lbst_by_path(totals) if kinds else None
     regions = _regions(ranks, paths, lbst)

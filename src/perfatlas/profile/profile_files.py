@@ -1,6 +1,7 @@
 """The profile files perfatlas-ipm leaves in a folder (docs/profile.md): ipm-profile.json when
-rank 0 wrote it, else the partial view of the rank files (partial); either way with the call
-sites of the rank files (call_sites), which only they hold."""
+rank 0 wrote it, else the partial view of the rank files (partial); either way with what only
+the rank files hold: the call sites (call_sites), the messages by link class and the time in
+point-to-point calls by rank (link_traffic)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,19 @@ from pathlib import Path
 from perfatlas.common.errors import UserError
 from perfatlas.profile.call_sites import call_sites
 from perfatlas.profile.documents import PROFILE_FILE, RANK_PATTERN, load_profile, load_rank
-from perfatlas.profile.partial import partial_profile
+from perfatlas.profile.link_traffic import link_traffic, point_to_point
+from perfatlas.profile.partial import has_kinds, partial_profile
+from perfatlas.profile.rank_placement import rank_places
 
 
-def read_folder(folder: Path, command: list[str]) -> dict | None:
-    """The profile perfatlas-ipm left in `folder`; None when it wrote nothing there. A complete
-    profile keeps its figures when its rank files are gone or unreadable: it then lacks call
-    sites, and says why ("call_sites": {"missing": ...})."""
+def read_folder(
+    folder: Path, command: list[str], topology: dict | None = None, here: str | None = None
+) -> dict | None:
+    """The profile perfatlas-ipm left in `folder`; None when it wrote nothing there. The ranks
+    are placed with `topology` (pa-topology's document of the host `here`) to class the links
+    of their messages. A complete profile keeps its figures when its rank files are gone or
+    unreadable: it then lacks call sites and link traffic, and says why ("call_sites":
+    {"missing": ...})."""
     files = sorted(folder.glob(RANK_PATTERN))
     if (folder / PROFILE_FILE).exists():
         document = load_profile(folder / PROFILE_FILE)
@@ -34,6 +41,10 @@ def read_folder(folder: Path, command: list[str]) -> dict | None:
     sites = call_sites(ranks)
     if sites is not None:
         document["call_sites"] = sites
+    if has_kinds(ranks):
+        places = rank_places(document, topology, here)
+        document["link_traffic"] = link_traffic(ranks, document, places)
+        document["point_to_point"] = point_to_point(ranks, document)
     return document
 
 

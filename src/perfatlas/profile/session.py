@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from perfatlas.comm.comm_atlas import CommAtlas, stored_comm_atlas
 from perfatlas.common.background import Background
 from perfatlas.common.errors import UserError
 from perfatlas.common.signal_names import signal_name
@@ -152,8 +153,28 @@ def ending(program: str, status: int) -> str:
     return f"{program} exited with status {status}"
 
 
+def atlas_for(store: Store, fingerprint: str, how: str) -> CommAtlas | None:
+    """The comm atlas the profile is joined with (--atlas): none, or this machine's stored one;
+    `stored` refuses, before the program runs, a store that holds none of this machine."""
+    if how == "none":
+        return None
+    atlas = stored_comm_atlas(store, fingerprint)
+    if atlas.empty and how == "stored":
+        raise UserError(
+            f"--atlas stored: {store.path} holds no comm atlas of this machine (fingerprint "
+            f"{fingerprint}): measure one with 'perfatlas run --suite comm', or give --atlas "
+            "auto or none"
+        )
+    return atlas
+
+
 def profile(
-    command: list[str], out: str | None, json_path: str | None, store: Store, argv: list[str]
+    command: list[str],
+    out: str | None,
+    json_path: str | None,
+    store: Store,
+    argv: list[str],
+    atlas_how: str = "auto",
 ) -> int:
     from perfatlas import report
     from perfatlas.machine.topology import Machine
@@ -170,8 +191,11 @@ def profile(
     # done after it, bench/profile_postprocess.py) is imported while the program runs.
     with Background(report.prepare) as report_ready:
         machine = MachineRecord.of(Machine.detect())
+        atlas = atlas_for(store, machine.fingerprint, atlas_how)
         ended = run(prepared)
-        document = _profile_written(folder, command, created, prepared, ended)
+        document = _profile_written(folder, command, created, prepared, ended, machine)
+        if atlas is not None:
+            document["atlas"] = atlas.document
         status = _status(ended)
         run_id = store_profile(store, machine, argv, command, document, status)
         print(f"stored as run {run_id} in {store.path}; profile files in {folder}")
@@ -209,11 +233,17 @@ def _status(ended: Ended) -> str:
 
 
 def _profile_written(
-    folder: Path, command: list[str], created: bool, prepared: ProfiledCommand, ended: Ended
+    folder: Path,
+    command: list[str],
+    created: bool,
+    prepared: ProfiledCommand,
+    ended: Ended,
+    machine: MachineRecord,
 ) -> dict:
-    """The profile the ranks wrote (read once the ranks of a stopped launcher are gone); else
-    one sentence saying why there is none, the folder removed where perfatlas made it."""
-    document = read_folder(folder, command)
+    """The profile the ranks wrote (read once the ranks of a stopped launcher are gone), its
+    ranks placed on this machine; else one sentence saying why there is none, the folder
+    removed where perfatlas made it."""
+    document = read_folder(folder, command, machine.topology, socket.gethostname())
     stopped = _stopped(ended)
     if document is not None:
         if stopped:

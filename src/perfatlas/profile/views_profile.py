@@ -1,13 +1,14 @@
 """A stored profile in the terminal (`perfatlas show RUN` of a run `perfatlas profile` made): the
 program and how its time divides (the library's banner), the top calls and call sites, the
-regions and the heaviest communicating pairs, the figures of analysis_profile that the report's section draws."""
+regions, the heaviest communicating pairs and the program against this machine's comm atlas,
+the figures of analysis_profile that the report's section draws."""
 
 from __future__ import annotations
 
 from rich.markup import escape
 from rich.table import Table
 
-from perfatlas.common.units import format_size
+from perfatlas.common.units import format_number, format_size
 from perfatlas.profile.analysis_profile import (
     CATEGORY_LABELS,
     TOP_CALLS,
@@ -23,6 +24,7 @@ from perfatlas.profile.analysis_profile import (
     profile_figures,
     seconds,
 )
+from perfatlas.profile.atlas_join import AtlasJoin
 from perfatlas.profile.profile_warnings import profile_warnings
 from perfatlas.profile.storage import BENCHMARK
 from perfatlas.store.run_data import RunData
@@ -135,6 +137,53 @@ def pairs_table(traffic: Traffic, title: str) -> Table:
     return table
 
 
+def against_table(join: AtlasJoin, title: str) -> Table:
+    """The join's rows: what was measured, what the atlas predicts, the verdict and why."""
+    table = titled_table(
+        title,
+        "region: traffic",
+        "measured",
+        "waiting",
+        "atlas predicts [95 % CI]",
+        "achieved",
+        "verdict",
+        "evidence",
+        right=(1, 2, 3, 4),
+    )
+    for row in join.rows:
+        table.add_row(
+            escape(f"{row.region}: {row.call}"),
+            seconds(row.measured_s),
+            seconds(row.waiting_s),
+            row.predicted_text,
+            "-" if row.achieved is None else format_number(row.achieved),
+            row.verdict,
+            escape(row.evidence),
+        )
+    return table
+
+
+def print_against(join: AtlasJoin) -> None:
+    """The section "Against this machine", or why there is none."""
+    if join.reason:
+        console.print(f"against this machine: {escape(join.reason)}")
+        return
+    if not join.rows:
+        console.print("against this machine: the program made no point-to-point or collective call")
+        return
+    table = against_table(join, "against this machine (the stored comm atlas)")
+    missing = f"; the atlas lacks {', '.join(join.missing)}" if join.missing else ""
+    _caption(
+        table,
+        escape(
+            "time summed over the ranks; waiting: beyond the least rank's time (LBST); "
+            "achieved: the atlas's time over the measured time beyond waiting; atlas: "
+            f"{'; '.join(join.sources)}{missing}"
+        ),
+    )
+    console.print(table)
+
+
 def _caption(table: Table, text: str) -> None:
     table.caption, table.caption_justify = text, "left"
 
@@ -192,6 +241,7 @@ def print_profile(figures: ProfileFigures) -> None:
         )
         _caption(table, escape(traffic.what))
         console.print(table)
+    print_against(figures.against)
 
 
 def print_profiles(data: RunData) -> None:

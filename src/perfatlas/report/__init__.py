@@ -130,7 +130,8 @@ def write_profile_report(document: dict, source: Path, path: str | Path) -> Path
     }
     profile = {"id": None, "command": document["command"], "partial": document["partial"]}
     data = RunData(run, [], [{**profile, "document": document}])
-    return _write(render_report(data, str(source), only=("profile",)), Path(path))
+    only = ("profile", "profile-against-machine")
+    return _write(render_report(data, str(source), only=only), Path(path))
 
 
 def _write(html: str, path: Path) -> Path:

@@ -118,6 +118,22 @@ def size_axis(
     ax.set_xlabel(label)
 
 
+ZERO_BYTES_AT = 0.5  # where a 0-byte message sits on a log2 message-size axis
+
+
+def message_x(sizes: np.ndarray) -> np.ndarray:
+    """Message sizes as drawn on message_size_axis: 0 bytes at ZERO_BYTES_AT."""
+    return np.where(sizes > 0, sizes, ZERO_BYTES_AT)
+
+
+def message_size_axis(ax: Axes, sizes: Sequence[float]) -> None:
+    """size_axis for message sizes in bytes, 0 B drawn at ZERO_BYTES_AT and labelled 0."""
+    size_axis(ax, [float(s) for s in message_x(np.array(sizes, dtype=float))], "message size")
+    ax.xaxis.set_major_formatter(
+        FuncFormatter(lambda v, _: "0" if v < 1 else size_label(v) + ("" if v >= 1024 else "B"))
+    )
+
+
 def plain_log_y(ax: Axes, label: str) -> None:
     """log y axis with plain numbers (1, 2, 5, 10, 20 ...) instead of powers of ten."""
     ax.set_yscale("log")

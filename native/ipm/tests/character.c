@@ -1,0 +1,92 @@
+/* pa-ipm-character: exchanges of a known character, for the join of a profile with the comm
+ * atlas (tests/test_profile_atlas.py).
+ *
+ *   pa-ipm-character halo ITERATIONS BYTES COMPUTE_US
+ *       in region "exchange", each iteration: COMPUTE_US microseconds of work (the last rank 3
+ *       times as long), then a ring halo exchange: BYTES to the right neighbour and BYTES to
+ *       the left one, each by MPI_Sendrecv. Large BYTES: bandwidth-bound; 8: latency-bound; work on
+ *       the last rank: the others wait.
+ *   pa-ipm-character allreduce ITERATIONS BYTES COMPUTE_US
+ *       in region "reduce", the same work, then MPI_Allreduce of BYTES / 8 doubles (sum).
+ *
+ * The ranks enter the region together (an MPI_Barrier outside it). Every message's content is
+ * checked; a wrong one fails the program (exit status 1). */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Busy work for `us` microseconds (the CPU kept busy, as computation keeps it). */
+static void work(double us)
+{
+    double end = now() + 1e-6 * us;
+    while (now() < end) {
+    }
+}
+
+static int halo(int rank, int size, long bytes, char *out, char *in)
+{
+    int right = (rank + 1) % size, left = (rank + size - 1) % size, wrong = 0;
+    memset(out, 'a' + rank % 26, (size_t)bytes);
+    MPI_Sendrecv(out, (int)bytes, MPI_CHAR, right, 1, in, (int)bytes, MPI_CHAR, left, 1,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    wrong |= bytes > 0 && (in[0] != 'a' + left % 26 || in[bytes - 1] != 'a' + left % 26);
+    MPI_Sendrecv(out, (int)bytes, MPI_CHAR, left, 2, in, (int)bytes, MPI_CHAR, right, 2,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    wrong |= bytes > 0 && (in[0] != 'a' + right % 26 || in[bytes - 1] != 'a' + right % 26);
+    return wrong;
+}
+
+static int reduce(int size, long bytes, double *out, double *in)
+{
+    long n = bytes / 8;
+    for (long i = 0; i < n; i++)
+        out[i] = (double)i;
+    MPI_Allreduce(out, in, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    return n > 0 && (in[0] != 0.0 || in[n - 1] != (double)(n - 1) * size);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int allreduce = argc == 5 && strcmp(argv[1], "allreduce") == 0;
+    long iterations = argc == 5 ? atol(argv[2]) : 0, bytes = argc == 5 ? atol(argv[3]) : -1;
+    double us = argc == 5 ? atof(argv[4]) : -1;
+    if ((!allreduce && (argc != 5 || strcmp(argv[1], "halo") != 0)) || iterations < 1 ||
+        bytes < 0 || bytes > (1L << 30) || (allreduce && bytes % 8) || us < 0) {
+        if (rank == 0)
+            fprintf(stderr, "usage: pa-ipm-character halo|allreduce ITERATIONS BYTES "
+                            "COMPUTE_US (allreduce: BYTES a multiple of 8)\n");
+        MPI_Finalize();
+        return 2;
+    }
+    char *out = malloc((size_t)bytes + 8), *in = malloc((size_t)bytes + 8);
+    int wrong = out == NULL || in == NULL;
+    double share = rank == size - 1 ? 3.0 : 1.0;
+    const char *region = allreduce ? "reduce" : "exchange";
+    MPI_Barrier(MPI_COMM_WORLD); /* the ranks start the region together, connected */
+    MPI_Pcontrol(1, region);
+    for (long i = 0; i < iterations && !wrong; i++) {
+        work(share * us);
+        wrong |= allreduce ? reduce(size, bytes, (double *)out, (double *)in)
+                           : halo(rank, size, bytes, out, in);
+    }
+    MPI_Pcontrol(-1, region);
+    if (wrong)
+        fprintf(stderr, "pa-ipm-character: rank %d received a wrong message\n", rank);
+    free(out);
+    free(in);
+    MPI_Finalize();
+    return wrong;
+}

@@ -1,0 +1,238 @@
+"""The stored comm atlas of a machine as a model needs it, one module for every model that
+predicts communication time from it: the application proxies' (app.hydro) and the join of a
+program's profile with the machine (perfatlas.profile.atlas_join).
+
+What it holds, from the latest run of the machine (its fingerprint) that measured each part:
+- one-way ping-pong time against message size, per link class (perfatlas.machine.link_class:
+  the two ranks' places in the run's topology), median and 95 % interval per size;
+- MPI_Allreduce time against process count and size, MPI_Barrier time against process count.
+
+An atlas travels as a JSON object (`atlas.document`), carried by the documents modelled with it
+so that a stored result keeps the atlas it was modelled with. Interpolation is piecewise linear
+in log-log (sizes) and in log2 P (processes), held constant beyond the ends but for message
+sizes above the largest measured, which extrapolate at its time per byte.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from perfatlas.machine.link_class import LINK_CLASSES, cpu_place, link_class, pus_by_cpu
+from perfatlas.store.database import Store
+
+ALLREDUCE_BYTES = 8  # app.hydro's time-step reduction: one double per rank
+UNKNOWN_LINK = "unknown link"  # a ping-pong whose ranks' places the document does not tell
+MEDIAN, LOW, HIGH = 0, 1, 2  # a point's figures: [median, interval low, interval high]
+
+
+@dataclass(frozen=True)
+class _Row:
+    run_id: int
+    params: dict
+    figures: list[float]  # MEDIAN, LOW, HIGH (an interval missing is the median)
+    document: dict
+    topology: dict | None
+    host: str | None
+
+
+def _latest(store: Store, fingerprint: str, benchmark: str) -> list[_Row]:
+    """The latency results of `benchmark` of the latest run of `fingerprint` measuring it."""
+    rows = store.db.execute(
+        "SELECT results.run_id, results.params, results.median, results.ci_lo, results.ci_hi, "
+        "results.document, runs.topology, runs.host FROM results JOIN runs ON runs.id = "
+        "results.run_id WHERE results.benchmark = ? AND results.metric = 'latency_ns' AND "
+        "results.median IS NOT NULL AND results.not_measurable IS NULL AND runs.fingerprint = ? "
+        "ORDER BY results.run_id DESC, results.id",
+        (benchmark, fingerprint),
+    ).fetchall()
+    found = []
+    for run_id, params, median, low, high, document, topology, host in rows:
+        if run_id != rows[0][0]:
+            break
+        figures = [float(median), float(low if low is not None else median)]
+        figures.append(float(high if high is not None else median))
+        topology = json.loads(topology) if topology else None
+        found.append(
+            _Row(run_id, json.loads(params), figures, json.loads(document), topology, host)
+        )
+    return found
+
+
+def pingpong_link(document: dict, topology: dict | None, here: str | None) -> str:
+    """The link class between a ping-pong's two ranks (placement.involved), placed with the
+    run's topology (`here`: the host it describes; ranks elsewhere are placed with it too)."""
+    placement = document.get("placement") or {}
+    ranks = {int(r["rank"]): r for r in placement.get("ranks") or [] if "rank" in r}
+    involved = [ranks.get(int(r)) for r in (placement.get("involved") or [])[:2]]
+    if len(involved) != 2 or None in involved:
+        return UNKNOWN_LINK
+    pus = pus_by_cpu(topology)
+    a, b = (cpu_place(pus, r.get("host") or here, r.get("cpu")) for r in involved)
+    return link_class(a, b) or UNKNOWN_LINK
+
+
+@dataclass
+class CommAtlas:
+    """A machine's stored comm figures, as `document` writes them."""
+
+    fingerprint: str | None = None
+    pingpong: dict[str, list[list[float]]] = field(default_factory=dict)  # link -> [[B, m, lo, hi]]
+    allreduce: list[list[float]] = field(default_factory=list)  # [[P, bytes, m, lo, hi]]
+    barrier: list[list[float]] = field(default_factory=list)  # [[P, m, lo, hi]]
+    sources: list[str] = field(default_factory=list)  # where each part comes from, or is missing
+
+    @property
+    def document(self) -> dict[str, Any]:
+        return {
+            "fingerprint": self.fingerprint,
+            "pingpong": self.pingpong,
+            "allreduce": self.allreduce,
+            "barrier": self.barrier,
+            "sources": self.sources,
+        }
+
+    @classmethod
+    def of_document(cls, document: dict) -> CommAtlas:
+        """The atlas a document carries (its link classes those of this version)."""
+        curves = (document.get("pingpong") or {}).items()
+        return cls(
+            document.get("fingerprint"),
+            {k: v for k, v in curves if k in (*LINK_CLASSES, UNKNOWN_LINK) and v},
+            list(document.get("allreduce") or []),
+            list(document.get("barrier") or []),
+            list(document.get("sources") or []),
+        )
+
+    @property
+    def empty(self) -> bool:
+        return not (self.pingpong or self.allreduce or self.barrier)
+
+
+def stored_comm_atlas(store: Store, fingerprint: str) -> CommAtlas:
+    """The comm atlas of machine `fingerprint` in `store`; a part not stored is empty and its
+    source sentence says so."""
+    atlas = CommAtlas(fingerprint)
+    links: dict[str, dict[int, list[float]]] = {}
+    run = None
+    for row in _latest(store, fingerprint, "comm.pingpong"):
+        if row.params.get("direction", "uni") != "uni" or "bytes" not in row.params:
+            continue
+        link = pingpong_link(row.document, row.topology, row.host)
+        links.setdefault(link, {}).setdefault(int(row.params["bytes"]), row.figures)
+        run = row.run_id
+    for link, sizes in sorted(links.items()):
+        atlas.pingpong[link] = [[b, *f] for b, f in sorted(sizes.items())]
+    atlas.sources.append(
+        f"comm.pingpong of run {run} ({', '.join(sorted(links))})"
+        if links
+        else "no stored comm.pingpong of this machine"
+    )
+    reduce: dict[tuple[int, int], list[float]] = {}
+    for row in _latest(store, fingerprint, "comm.allreduce"):
+        if "processes" in row.params and "bytes" in row.params:
+            key = (int(row.params["processes"]), int(row.params["bytes"]))
+            reduce.setdefault(key, row.figures)
+            run = row.run_id
+    atlas.allreduce = [[p, b, *f] for (p, b), f in sorted(reduce.items())]
+    atlas.sources.append(
+        f"comm.allreduce of run {run}" if reduce else "no stored comm.allreduce of this machine"
+    )
+    barrier: dict[int, list[float]] = {}
+    for row in _latest(store, fingerprint, "comm.barrier"):
+        if "processes" in row.params:
+            barrier.setdefault(int(row.params["processes"]), row.figures)
+            run = row.run_id
+    atlas.barrier = [[p, *f] for p, f in sorted(barrier.items())]
+    atlas.sources.append(
+        f"comm.barrier of run {run}" if barrier else "no stored comm.barrier of this machine"
+    )
+    return atlas
+
+
+def stored_atlas(store: Store, fingerprint: str) -> dict[str, Any]:
+    """What app.hydro's model reads: {"pingpong": [[bytes, one-way ns], ...] (the latest run's
+    curve of the most sizes), "allreduce": [[processes, ns], ...] (8 B), "source": sentence}; a
+    missing part is an empty list and the sentence says so."""
+    atlas = stored_comm_atlas(store, fingerprint)
+    said = [atlas.sources[0]]
+    pingpong: list[list[float]] = []
+    if atlas.pingpong:
+        link = max(atlas.pingpong, key=lambda k: len(atlas.pingpong[k]))
+        pingpong = [[b, m] for b, m, _, _ in atlas.pingpong[link]]
+        said[0] = f"{atlas.sources[0].split(' (')[0]} ({link})"
+    allreduce = [[p, m] for p, b, m, _, _ in atlas.allreduce if b == ALLREDUCE_BYTES]
+    said.append(
+        f"{atlas.sources[1]} (8 B)"
+        if allreduce
+        else "no stored 8-byte comm.allreduce of this machine"
+    )
+    return {"pingpong": pingpong, "allreduce": allreduce, "source": "; ".join(said)}
+
+
+def _between(x: float, xs: list[float], ys: list[float]) -> float:
+    """Linear interpolation of (xs, ys) at x, held at the ends."""
+    if x <= xs[0]:
+        return ys[0]
+    if x >= xs[-1]:
+        return ys[-1]
+    i = bisect.bisect_right(xs, x)
+    share = (x - xs[i - 1]) / (xs[i] - xs[i - 1])
+    return ys[i - 1] + share * (ys[i] - ys[i - 1])
+
+
+def message_ns(curve: list[list[float]], size: float, figure: int = MEDIAN) -> float:
+    """One-way time of a message of `size` bytes on a ping-pong curve ([[bytes, ns, ...]]; the
+    figure of each point after its size: MEDIAN, LOW or HIGH): log-log interpolation between
+    measured sizes (0 B counted as 1 B); beyond the largest, its time plus the extra bytes at
+    its time per byte."""
+    sizes = [max(float(point[0]), 1.0) for point in curve]
+    times = [float(point[1 + figure]) for point in curve]
+    if size > sizes[-1]:
+        return times[-1] * size / sizes[-1]
+    logs = [math.log(s) for s in sizes]
+    return math.exp(_between(math.log(max(size, 1.0)), logs, [math.log(t) for t in times]))
+
+
+def allreduce_ns(allreduce: list[list[float]], processes: int) -> float:
+    """app.hydro's 8-byte allreduce ([[processes, ns]]) on `processes` ranks: 0 on one; else
+    interpolated in log2 P."""
+    if processes <= 1:
+        return 0.0
+    counts = [math.log2(p) for p, _ in allreduce]
+    return _between(math.log2(processes), counts, [float(t) for _, t in allreduce])
+
+
+def _over_processes(points: list[list[float]], processes: int, at: int) -> float:
+    """Interpolated in log2 P among `points` ([[P, ..., figure at index `at`]])."""
+    counts = [math.log2(max(p[0], 1)) for p in points]
+    return _between(math.log2(processes), counts, [float(p[at]) for p in points])
+
+
+def allreduce_curve(atlas: CommAtlas, processes: int) -> list[list[float]]:
+    """MPI_Allreduce time against size on `processes` ranks, as a ping-pong-like curve
+    ([[bytes, m, lo, hi]]), each measured size interpolated in log2 P."""
+    by_size: dict[float, list[list[float]]] = {}
+    for point in atlas.allreduce:
+        by_size.setdefault(point[1], []).append(point)
+    return [
+        [size, *(_over_processes(points, processes, 2 + f) for f in (MEDIAN, LOW, HIGH))]
+        for size, points in sorted(by_size.items())
+    ]
+
+
+def collective_ns(
+    atlas: CommAtlas, call: str, processes: int, size: float, figure: int = MEDIAN
+) -> float | None:
+    """The time of one collective call on `processes` ranks moving `size` bytes per rank, from
+    the atlas; None for a call the atlas does not measure, or does not hold."""
+    if processes <= 1:
+        return 0.0
+    if call == "MPI_Allreduce" and atlas.allreduce:
+        return message_ns(allreduce_curve(atlas, processes), size, figure)
+    if call == "MPI_Barrier" and atlas.barrier:
+        return _over_processes(atlas.barrier, processes, 1 + figure)
+    return None

@@ -1,0 +1,312 @@
+"""A profile joined with the machine's comm atlas: for each region's point-to-point traffic and
+each collective call, the time the atlas says the machine needs against the time measured, and
+a verdict with its evidence (issue 32).
+
+The method, per row (sums over ranks, seconds):
+- measured M: the time in the calls; waiting W: the part of it beyond the least rank's (the
+  LBST rule of docs/profile.md: for collectives the library's `lbst_s`, for point-to-point each
+  rank's time in the region's sends, receives and waits less the least rank's);
+- predicted P: point-to-point, each message once, at its sender, its one-way ping-pong time at
+  its size on its link class (perfatlas.comm.comm_atlas.message_ns; a bucket's messages at their
+  mean size); a collective, its calls times the atlas's time at the program's process count and
+  the call's mean size (collective_ns); P's interval from the atlas's 95 % intervals;
+- the latency part of P: the messages times the curve's time at 1 byte; the rest is bandwidth.
+
+Verdicts: `waiting` where W is at least half of M (other ranks arrive late: imbalance); else,
+where the atlas explains the transfer time T = M - W, `latency-bound` (the latency part is most
+of P: many small messages) or `bandwidth-bound`. T is explained when it is at most LATENCY_SLACK
+times the latency part's upper end plus BANDWIDTH_SLACK times the rest's: a ping-pong's latency
+is a best case that a program's small messages rarely reach (each call's own overhead, request
+handling and matching, a partner a little late: LogGP's o and g, which a tight ping-pong loop
+overlaps), while a large transfer reaches the link's bandwidth or has a reason not to;
+else `unexplained` (slower than the machine can do: a contended link, a protocol switch, a
+noisy node); `not joined` where the atlas lacks what the row needs, which the evidence names.
+The achieved fraction of the machine is P / T (above 1: faster than the atlas's ping-pong,
+as overlapped messages can be)."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from perfatlas.comm.comm_atlas import (
+    HIGH,
+    LOW,
+    MEDIAN,
+    UNKNOWN_LINK,
+    CommAtlas,
+    collective_ns,
+    message_ns,
+)
+from perfatlas.common.units import format_number, format_size
+from perfatlas.profile.figure_text import region_labels, seconds
+
+WAITING = 0.5  # the share of the measured time beyond the least rank's that makes it waiting
+LATENCY_SLACK = 4.0  # how far above the atlas's latency a small message's time is explained
+BANDWIDTH_SLACK = 1.5  # how far above the atlas's time a large transfer's is explained
+POINT_TO_POINT = "point-to-point"
+VERDICTS = ("latency-bound", "bandwidth-bound", "waiting", "unexplained", "not joined")
+
+
+@dataclass(frozen=True)
+class JoinRow:
+    """One region's point-to-point traffic, or one collective call of a region."""
+
+    region: str  # its label (analysis_profile.region_labels)
+    call: str  # a collective's name, or POINT_TO_POINT
+    calls: list[str]  # the calls it sums
+    messages: float  # point-to-point: messages sent; a collective: its calls over the ranks
+    bytes: float
+    links: list[str]  # the link classes its messages took
+    measured_s: float
+    waiting_s: float
+    predicted_s: float | None
+    predicted_low_s: float | None
+    predicted_high_s: float | None
+    latency_s: float | None  # the part of predicted_s that is the links' latency
+    achieved: float | None  # predicted / (measured - waiting)
+    verdict: str
+    evidence: str
+    lacking: list[str]  # what the atlas lacks for this row ([] where it has all)
+
+    @property
+    def transfer_s(self) -> float:
+        return self.measured_s - self.waiting_s
+
+    @property
+    def predicted_text(self) -> str:
+        """The prediction with its interval, as the views write it."""
+        if self.predicted_s is None:
+            return "-"
+        low, high = seconds(self.predicted_low_s), seconds(self.predicted_high_s)
+        return f"{seconds(self.predicted_s)} [{low}, {high}]"
+
+
+@dataclass(frozen=True)
+class AtlasJoin:
+    """The join of one profile; `rows` empty with `reason` where nothing could be joined."""
+
+    rows: list[JoinRow] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)  # the atlas's parts and where from
+    missing: list[str] = field(default_factory=list)  # what the atlas lacked for some row
+    reason: str | None = None  # why there is no join
+
+    def document(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class _Prediction:
+    median: float = 0.0
+    low: float = 0.0
+    high: float = 0.0
+    latency: float = 0.0  # of the median
+    latency_high: float = 0.0
+    lacking: list[str] = field(default_factory=list)
+
+    def add(
+        self, count: float, figures: tuple[float, float, float], latency: tuple[float, float]
+    ) -> None:
+        """`count` messages or calls of one size: its time (median, low, high) and latency
+        (median, high), capped at the time (a size below the curve's first)."""
+        self.median += count * figures[MEDIAN]
+        self.low += count * figures[LOW]
+        self.high += count * figures[HIGH]
+        self.latency += count * min(latency[0], figures[MEDIAN])
+        self.latency_high += count * min(latency[1], figures[HIGH])
+
+    @property
+    def explains(self) -> float:
+        """The most transfer time this prediction explains."""
+        return LATENCY_SLACK * self.latency_high + BANDWIDTH_SLACK * (self.high - self.latency_high)
+
+
+def _message_figures(curve: list[list[float]], size: float) -> tuple[float, float, float]:
+    median, low, high = (message_ns(curve, size, f) * 1e-9 for f in (MEDIAN, LOW, HIGH))
+    return median, low, high
+
+
+def _point_to_point(
+    rows: list[dict], atlas: CommAtlas
+) -> tuple[_Prediction, float, float, set[str]]:
+    """The prediction of a region's messages, their count, bytes and links."""
+    prediction, messages, volume, links = _Prediction(), 0.0, 0.0, set()
+    for row in rows:
+        link = row["link"] or UNKNOWN_LINK
+        links.add(link)
+        messages += row["messages"]
+        volume += row["bytes"]
+        curve = atlas.pingpong.get(link)
+        if curve is None:
+            prediction.lacking.append(f"ping-pong curve on {link}")
+            continue
+        size = row["bytes"] / row["messages"] if row["messages"] else 0.0
+        latency = _message_figures(curve, 1.0)
+        prediction.add(row["messages"], _message_figures(curve, size), (latency[0], latency[2]))
+    return prediction, messages, volume, links
+
+
+def _collective(call: dict, atlas: CommAtlas, tasks: int) -> _Prediction:
+    prediction = _Prediction()
+    count = call["count"]
+    size = call["bytes"] / count if count else 0.0
+    figures = [collective_ns(atlas, call["call"], tasks, size, f) for f in (MEDIAN, LOW, HIGH)]
+    latency = [collective_ns(atlas, call["call"], tasks, 1.0, f) for f in (MEDIAN, HIGH)]
+    if None in figures or None in latency:
+        prediction.lacking.append(f"{call['call']} on {tasks} processes")
+        return prediction
+    median, low, high = (f * 1e-9 for f in figures)  # type: ignore[operator]
+    prediction.add(count, (median, low, high), (latency[0] * 1e-9, latency[1] * 1e-9))  # type: ignore[operator]
+    return prediction
+
+
+def _rate(bytes_: float, seconds_: float) -> str:
+    return f"{format_size(bytes_ / seconds_)}/s" if seconds_ > 0 else "-"
+
+
+def _judge(
+    measured: float,
+    waiting: float,
+    prediction: _Prediction,
+    messages: float,
+    volume: float,
+    what: str,
+) -> tuple[str, str, float | None]:
+    """(verdict, evidence, achieved fraction)."""
+    transfer = measured - waiting
+    achieved = prediction.median / transfer if transfer > 0 and not prediction.lacking else None
+    if measured > 0 and waiting >= WAITING * measured:
+        return (
+            "waiting",
+            f"{seconds(waiting)} of {seconds(measured)} ({100 * waiting / measured:.0f} %) is "
+            "ranks waiting beyond the least rank's time: other ranks arrive late",
+            achieved,
+        )
+    if prediction.lacking:
+        return (
+            "not joined",
+            f"the atlas has no {' and no '.join(sorted(set(prediction.lacking)))}",
+            None,
+        )
+    if transfer <= prediction.explains:
+        if prediction.latency >= prediction.median / 2:
+            return (
+                "latency-bound",
+                f"{format_number(messages)} {what} x {seconds(prediction.latency / messages)} "
+                f"latency = {seconds(prediction.latency)} of the {seconds(prediction.median)} "
+                f"the atlas predicts; measured {seconds(transfer)} beyond waiting",
+                achieved,
+            )
+        moving = prediction.median - prediction.latency
+        return (
+            "bandwidth-bound",
+            f"{format_size(volume)} at the link's {_rate(volume, moving)} = {seconds(moving)} "
+            f"of the {seconds(prediction.median)} the atlas predicts; measured "
+            f"{seconds(transfer)} beyond waiting",
+            achieved,
+        )
+    slower = transfer / prediction.median if prediction.median > 0 else math.inf
+    return (
+        "unexplained",
+        f"{seconds(transfer)} beyond waiting is {format_number(slower)}x the "
+        f"{seconds(prediction.median)} the atlas predicts, more than its slack explains: a "
+        "contended link, a protocol switch or a noisy node",
+        achieved,
+    )
+
+
+def _row(
+    region: str,
+    call: str,
+    calls: list[str],
+    measured: float,
+    waiting: float,
+    prediction: _Prediction,
+    messages: float,
+    volume: float,
+    links: list[str],
+) -> JoinRow:
+    what = "messages" if call == POINT_TO_POINT else "calls"
+    verdict, evidence, achieved = _judge(measured, waiting, prediction, messages, volume, what)
+    known = not prediction.lacking
+    return JoinRow(
+        region=region,
+        call=call,
+        calls=calls,
+        messages=messages,
+        bytes=volume,
+        links=links,
+        measured_s=measured,
+        waiting_s=waiting,
+        predicted_s=prediction.median if known else None,
+        predicted_low_s=prediction.low if known else None,
+        predicted_high_s=prediction.high if known else None,
+        latency_s=prediction.latency if known else None,
+        achieved=achieved,
+        verdict=verdict,
+        evidence=evidence,
+        lacking=sorted(set(prediction.lacking)),
+    )
+
+
+def atlas_join(document: dict) -> AtlasJoin:
+    """The join of a profile document with the atlas it carries (`atlas`, put there by
+    `perfatlas profile`)."""
+    atlas_document = document.get("atlas")
+    if not atlas_document:
+        return AtlasJoin(reason="the profile carries no comm atlas (profiled with --atlas none)")
+    if atlas_document.get("missing"):
+        return AtlasJoin(reason=str(atlas_document["missing"]))
+    atlas = CommAtlas.of_document(atlas_document)
+    if "point_to_point" not in document:
+        return AtlasJoin(
+            sources=atlas.sources,
+            reason="the profile has no per-rank point-to-point times (its rank files were "
+            "missing, or written by a library older than the join)",
+        )
+    labels = region_labels(document)
+    traffic: dict[int, list[dict]] = defaultdict(list)
+    for row in document.get("link_traffic") or []:
+        traffic[row["region"]].append(row)
+    rows = []
+    for group in document["point_to_point"]:
+        times = [s for _, s in group["rank_s"]]
+        measured = sum(times)
+        waiting = measured - len(times) * min(times) if times else 0.0
+        prediction, messages, volume, links = _point_to_point(traffic[group["region"]], atlas)
+        rows.append(
+            _row(
+                labels.get(group["region"], "?"),
+                POINT_TO_POINT,
+                group["calls"],
+                measured,
+                waiting,
+                prediction,
+                messages,
+                volume,
+                sorted(links),
+            )
+        )
+    for call in document["calls"]:
+        if not call.get("collective"):
+            continue
+        prediction = _collective(call, atlas, document["tasks"])
+        measured = call["time_s"]["sum"]
+        rows.append(
+            _row(
+                labels.get(call["region"], "?"),
+                call["call"],
+                [call["call"]],
+                measured,
+                min(call.get("lbst_s") or 0.0, measured),
+                prediction,
+                call["count"],
+                call["bytes"],
+                [],
+            )
+        )
+    rows.sort(key=lambda r: -r.measured_s)
+    missing = sorted({lack for row in rows for lack in row.lacking})
+    return AtlasJoin(rows=rows, sources=atlas.sources, missing=missing)

@@ -1,0 +1,71 @@
+"""What the join with the comm atlas (atlas_join) needs of a profile that only the rank files
+know, made where they are read and kept in the profile document (docs/profile.md):
+- `link_traffic`: the messages by region, call, size bucket and the class of the link that
+  carried them (each record's peer placed with rank_placement in the topology of the machine
+  perfatlas runs on); a message counts once, at its sender (the kinds `send` and `put`, as in
+  the communication matrix);
+- `point_to_point`: each rank's time in point-to-point calls (sends, receives and the Wait and
+  Test family) per region, from which the join tells transfer from waiting."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from perfatlas.machine.link_class import link_class
+from perfatlas.profile.partial import region_paths
+from perfatlas.profile.rank_placement import RankPlace
+
+SENDER_KINDS = ("send", "put")
+POINT_TO_POINT_KINDS = ("send", "recv", "irecv", "completion")
+
+
+def link_traffic(ranks: list[dict], document: dict, places: list[RankPlace]) -> list[dict]:
+    """Rows {"region" (an id of the document's regions), "call", "bucket", "link" (a link class,
+    null where the places do not tell), "messages", "bytes", "time_s" (in the calls that sent
+    them)}, summed over the ranks' files."""
+    ids = {region["path"]: region["id"] for region in document["regions"]}
+    by_rank = {place.rank: place for place in places}
+    sums: dict[tuple, list[float]] = defaultdict(lambda: [0, 0, 0.0])
+    for rank in ranks:
+        paths = region_paths(rank)
+        here = by_rank.get(rank["rank"])
+        for record in rank["records"]:
+            if record.get("kind") not in SENDER_KINDS or record["peer"] is None:
+                continue
+            there = by_rank.get(record["peer"])
+            link = link_class(here, there) if here and there else None
+            region = ids.get(paths.get(record["region"], ""))
+            if region is None:
+                continue
+            entry = sums[(region, record["call"], record["bucket"], link)]
+            entry[0] += record["count"]
+            entry[1] += record["bytes"]
+            entry[2] += record["total_s"]
+    return [
+        {"region": r, "call": c, "bucket": b, "link": link, "messages": m, "bytes": n, "time_s": t}
+        for (r, c, b, link), (m, n, t) in sorted(sums.items(), key=_row_order)
+    ]
+
+
+def _row_order(item: tuple) -> tuple:
+    (region, call, bucket, link), _ = item
+    return region, call, bucket, link or ""
+
+
+def point_to_point(ranks: list[dict], document: dict) -> list[dict]:
+    """Rows {"region", "calls" (the point-to-point calls made in it), "rank_s" ([[rank,
+    seconds], ...] for the ranks that made one)}."""
+    ids = {region["path"]: region["id"] for region in document["regions"]}
+    seconds: dict[int, dict[int, float]] = defaultdict(lambda: defaultdict(float))
+    calls: dict[int, set[str]] = defaultdict(set)
+    for rank in ranks:
+        paths = region_paths(rank)
+        for record in rank["records"]:
+            region = ids.get(paths.get(record["region"], ""))
+            if record.get("kind") in POINT_TO_POINT_KINDS and region is not None:
+                seconds[region][rank["rank"]] += record["total_s"]
+                calls[region].add(record["call"])
+    return [
+        {"region": r, "calls": sorted(calls[r]), "rank_s": sorted(map(list, by.items()))}
+        for r, by in sorted(seconds.items())
+    ]
