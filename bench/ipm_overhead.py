@@ -82,7 +82,10 @@ SHIMS_PER_ITERATION = {
     "allreduce": 1,
     "proc_null": 1,
     "test_poll": 1,
+    "region": 2,  # MPI_Pcontrol in and out
 }
+# Loops of calls that are not timed MPI calls, so the goal of a shim is not theirs.
+NO_CALL_GOAL = {"region": "a region reads its thread's CPU time at entry and exit (getrusage)"}
 CALLSTACK = "PERFATLAS_IPM_CALLSTACK"
 UNWINDER = "PERFATLAS_IPM_UNWINDER"
 DEFAULT_DEPTH = 1
@@ -289,16 +292,16 @@ def report_loops(config: Configuration, runs: dict[str, dict]) -> None:
         shims = SHIMS_PER_ITERATION[name]
         added, lo, hi = added_per_call(loop, config.label, shims)
         with_, without = np.median(loop[config.label]), np.median(loop[NONE])
+        wanted = f"none: {NO_CALL_GOAL[name]}" if name in NO_CALL_GOAL else f"<= {goal:.1f}"
         record(
             PeerRow(
                 BENCH, f"profiler: ns added per call, {name}{words}", NONE, 2,
-                float(with_) / shims, float(without) / shims, "ns/call", added, lo, hi,
-                f"<= {goal:.1f}",
+                float(with_) / shims, float(without) / shims, "ns/call", added, lo, hi, wanted,
             )
         )  # fmt: skip
         print(
             f"{name:10s} {without:14.1f} {with_:11.1f}  {added:.1f} [{lo:.1f}, {hi:.1f}]"
-            f"   goal <= {goal:.1f}"
+            f"   goal {wanted}"
         )
 
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "names.h"
+#include "readable.h"
 
 /* The length of the valid UTF-8 character at `p` (RFC 3629: no overlong forms, no surrogates,
  * nothing above U+10FFFF), or 0 when the bytes there are not one. */
@@ -121,10 +122,32 @@ void pa_ipm_path_split(const char *path, char *parent, char *name, size_t size)
     name[used] = '\0';
 }
 
+/* Whether the `got` bytes read into `name` hold a name: a NUL within them, valid UTF-8 before. */
+static int holds_name(const char *name, size_t got)
+{
+    const char *end = memchr(name, '\0', got);
+    if (end == NULL)
+        return 0; /* unterminated within the bound */
+    for (const unsigned char *p = (const unsigned char *)name; p < (const unsigned char *)end;) {
+        size_t length = character_length(p);
+        if (length == 0)
+            return 0;
+        p += length;
+    }
+    return 1;
+}
+
 int pa_ipm_passed_name(const void *candidate, char name[PA_IPM_PASSED_NAME])
 {
     if (candidate == NULL)
         return 0;
+    size_t readable = pa_ipm_readable_bytes(candidate, PA_IPM_PASSED_NAME);
+    const char *end = readable ? memchr(candidate, '\0', readable) : NULL;
+    if (end != NULL) { /* in a loaded object's segment (a literal, most likely): no probe */
+        size_t got = (size_t)(end - (const char *)candidate) + 1;
+        memcpy(name, candidate, got);
+        return holds_name(name, got);
+    }
     /* Two remote pieces split at the page boundary: a transfer stops at the first piece it
      * cannot read, so a short name at the end of the last mapped page still reads whole. */
     uintptr_t start = (uintptr_t)candidate;
@@ -143,16 +166,5 @@ int pa_ipm_passed_name(const void *candidate, char name[PA_IPM_PASSED_NAME])
         pa_ipm_region_name(name, PA_IPM_PASSED_NAME, candidate);
         return 1;
     }
-    if (got <= 0)
-        return 0;
-    const char *end = memchr(name, '\0', (size_t)got);
-    if (end == NULL)
-        return 0; /* unterminated within the bound */
-    for (const unsigned char *p = (const unsigned char *)name; p < (const unsigned char *)end;) {
-        size_t length = character_length(p);
-        if (length == 0)
-            return 0;
-        p += length;
-    }
-    return 1;
+    return got > 0 && holds_name(name, (size_t)got);
 }

@@ -14,8 +14,9 @@ void pa_ipm_region_name(char *out, size_t size, const char *name);
 #define PA_IPM_PASSED_NAME 1024
 
 /* Whether `candidate` points to a name: a NUL-terminated string of valid UTF-8 of fewer than
- * PA_IPM_PASSED_NAME bytes in readable memory, read without faulting (process_vm_readv on this
- * process, which answers an unmapped address with an error) and copied into name. NULL is none. */
+ * PA_IPM_PASSED_NAME bytes in readable memory, read without faulting (directly where it lies in
+ * a loaded object's readable segment, readable.h; else by process_vm_readv on this process,
+ * which answers an unmapped address with an error) and copied into name. NULL is none. */
 int pa_ipm_passed_name(const void *candidate, char name[PA_IPM_PASSED_NAME]);
 
 /* The length in bytes of the longest prefix of `text` made of whole characters, at most `limit`. */

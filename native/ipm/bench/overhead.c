@@ -12,6 +12,8 @@
  *   test_poll: rank 0 MPI_Test on a posted MPI_Irecv that stays incomplete until the loop ends
  *              (the polling of a progress loop: hpcc's RandomAccess polls MPI_Testany tens of
  *              millions of times); one shim per iteration, on rank 0;
+ *   region:    MPI_Pcontrol(1, "r") then MPI_Pcontrol(-1, "r") on both ranks: entering and
+ *              leaving a region, as a program that marks its phases does each time step;
  *   timer:     no MPI call: two reads of the counter the profiler times calls with, as a shim
  *              takes them (pa_ticks_unfenced), their difference summed: the floor of any shim
  *              that times its call, the same with the profiler or without.
@@ -66,6 +68,15 @@ static void proc_null(int rank, long calls)
     (void)rank;
     for (long i = 0; i < calls; i++)
         MPI_Send(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
+}
+
+static void region(int rank, long calls)
+{
+    (void)rank;
+    for (long i = 0; i < calls; i++) {
+        MPI_Pcontrol(1, "r");
+        MPI_Pcontrol(-1, "r");
+    }
 }
 
 static void test_poll(int rank, long calls)
@@ -133,7 +144,8 @@ int main(int argc, char **argv)
         const char *name;
         void (*loop)(int, long);
     } loops[] = {{"pingpong", pingpong},   {"pingpong8", pingpong8}, {"allreduce", allreduce},
-                 {"proc_null", proc_null}, {"test_poll", test_poll}, {"timer", timer}};
+                 {"proc_null", proc_null}, {"test_poll", test_poll}, {"region", region},
+                 {"timer", timer}};
     int nloops = sizeof loops / sizeof loops[0];
     for (int sample = -1; sample < samples; sample++) /* sample -1: warm-up */
         for (int l = 0; l < nloops; l++) {
