@@ -12,6 +12,7 @@ import copy
 import io
 import json
 import os
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -80,18 +81,22 @@ def atlas_db(tmp_path_factory) -> Path:
     return db
 
 
-def profiled(db: Path, folder: Path, np_: int, *args: str, atlas: str = "auto") -> dict:
-    """`perfatlas profile` of pa-ipm-character ARGS into a copy of `db`: the show --json."""
+def profiled(db: Path | None, folder: Path, np_: int, *args: str, atlas: str = "auto",
+             budget: str = "0") -> dict:  # fmt: skip
+    """`perfatlas profile` of pa-ipm-character ARGS into a copy of `db` (None: an empty one):
+    the show --json of the profile, and what profile printed under "printed"."""
+    folder.mkdir(exist_ok=True)
     own = folder / "perfatlas.db"
-    with sqlite3.connect(db) as source, sqlite3.connect(own) as copy_:
-        source.backup(copy_)  # its write-ahead log too
+    if db is not None:
+        with sqlite3.connect(db) as source, sqlite3.connect(own) as copy_:
+            source.backup(copy_)  # its write-ahead log too
     command = [*mpirun(np_), str(CHARACTER), *args]
-    code, _, err = perfatlas(own, "profile", "--out", str(folder / "out"), "--atlas", atlas,
-                             "--", *command)  # fmt: skip
+    code, printed, err = perfatlas(own, "profile", "--out", str(folder / "out"), "--atlas", atlas,
+                                   "--atlas-budget", budget, "--", *command)  # fmt: skip
     assert code == 0, err
     code, out, err = perfatlas(own, "show", "last", "--json")
     assert code == 0, err
-    return json.loads(out)
+    return {**json.loads(out), "printed": printed}
 
 
 def only_row(shown: dict) -> dict:
@@ -205,6 +210,39 @@ def test_atlas_stored_without_one_refuses_before_the_program_runs(tmp_path):
     assert err.startswith("perfatlas: --atlas stored: ") and "holds no comm atlas" in err
     assert not (out / "ipm-profile.json").exists()
     assert Store(db).runs() == []
+
+
+def test_atlas_auto_measures_what_the_store_lacks_and_stores_it(tmp_path):
+    shown = profiled(None, tmp_path, 2, "halo", "100", str(2**20), "0", budget="60")
+    printed = shown["printed"]
+    assert re.search(r"the comm atlas lacks \d part\(s\) the join needs", printed), printed
+    [run] = re.findall(r"ping-pong curve on [a-z ]+: measured in [0-9.]+ s, run (\d+)\n", printed)
+    store = Store(tmp_path / "perfatlas.db")
+    assert store.run(int(run))["suite"] == "profile atlas"
+    assert store.results(int(run), "comm.pingpong")
+    runs = store.runs()
+    assert shown["run"]["id"] == max(r["id"] for r in runs) and shown["run"]["suite"] == "profile"
+    row = only_row(shown)
+    assert row["verdict"] == "bandwidth-bound", row["evidence"]
+    assert f"comm.pingpong of run {run}" in shown["profile"]["against"]["sources"][0]
+    # the next profile of this machine finds the curve stored
+    again = profiled(tmp_path / "perfatlas.db", tmp_path / "again", 2, "halo", "10", "65536", "0",
+                     budget="60")  # fmt: skip
+    assert "ping-pong curve" not in again["printed"]
+
+
+def test_what_exceeds_the_atlas_budget_is_not_measured_and_named(tmp_path):
+    shown = profiled(None, tmp_path, 2, "halo", "10", "65536", "0", budget="0.001")
+    assert re.search(r"ping-pong curve on [a-z ]+: not measured, \d+ s estimated would exceed "
+                     r"the --atlas-budget of 0.001 s", shown["printed"]), shown["printed"]  # fmt: skip
+    assert Store(tmp_path / "perfatlas.db").runs()[0]["suite"] == "profile"
+    row = only_row(shown)
+    assert row["verdict"] == "not joined" and "ping-pong curve on" in row["evidence"]
+
+
+def test_a_budget_that_is_no_number_of_seconds_is_refused(tmp_path):
+    code, _, err = perfatlas(tmp_path / "db", "profile", "--atlas-budget", "-1", "--", "true")
+    assert code == 2 and "'-1' is not a number of seconds, 0 or more" in err
 
 
 # -- the join's rules, on documents made here ------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -22,16 +23,27 @@ def cmd_profile(args: argparse.Namespace) -> int:
     check_output_file(args.json, "the profile document (--json)")
     store = open_store(args)
     if args.executor.here:
-        return profile(command, args.out, args.json, store, sys.argv, args.atlas)
+        return profile(command, args.out, args.json, store, sys.argv, args.atlas, args.atlas_budget)
     folder = Path(args.out or default_folder()).resolve()
 
     def words(job_folder: Path) -> list[str]:
         json_path = ["--json", str(Path(args.json).resolve())] if args.json else []
-        return ["profile", "--out", str(folder), *json_path, "--atlas", args.atlas, "--", *command]
+        atlas = ["--atlas", args.atlas, "--atlas-budget", str(args.atlas_budget)]
+        return ["profile", "--out", str(folder), *json_path, *atlas, "--", *command]
 
     done = args.executor.run_elsewhere(words, store, "profile", Machine.detect())
     show_stored(store, done.runs[-1], folder)  # on the executor's node
     return 0
+
+
+def _budget(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds, 0 or more")
+    return seconds
 
 
 def add_commands(command: AddCommand) -> None:
@@ -51,8 +63,17 @@ def add_commands(command: AddCommand) -> None:
         "--atlas",
         choices=("auto", "stored", "none"),
         default="auto",
-        help="the comm atlas the profile is joined with: this machine's stored one (auto, the "
-        "default; stored: refuse to run without one) or none (docs/profile.md)",
+        help="the comm atlas the profile is joined with: this machine's stored one, what it "
+        "lacks measured after the program (auto, the default); the stored one only (stored: "
+        "refuse to run without one); or none",
+    )
+    p.add_argument(
+        "--atlas-budget",
+        type=_budget,
+        default=os.environ.get("PERFATLAS_ATLAS_BUDGET") or "60",
+        metavar="SECONDS",
+        help="--atlas auto: the most seconds measuring what the atlas lacks; 0 measures nothing "
+        "(default $PERFATLAS_ATLAS_BUDGET, else 60)",
     )
     p.add_argument(
         "program",

@@ -2,7 +2,8 @@
 predicts communication time from it: the application proxies' (app.hydro) and the join of a
 program's profile with the machine (perfatlas.profile.atlas_join).
 
-What it holds, from the latest run of the machine (its fingerprint) that measured each part:
+What it holds, each part from the latest run of the machine (its fingerprint) that measured it
+(a link class, a process count):
 - one-way ping-pong time against message size, per link class (perfatlas.machine.link_class:
   the two ranks' places in the run's topology), median and 95 % interval per size;
 - MPI_Allreduce time against process count and size, MPI_Barrier time against process count.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import bisect
 import json
 import math
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,8 +41,8 @@ class _Row:
     host: str | None
 
 
-def _latest(store: Store, fingerprint: str, benchmark: str) -> list[_Row]:
-    """The latency results of `benchmark` of the latest run of `fingerprint` measuring it."""
+def _rows(store: Store, fingerprint: str, benchmark: str) -> list[_Row]:
+    """The latency results of `benchmark` of machine `fingerprint`, the latest run first."""
     rows = store.db.execute(
         "SELECT results.run_id, results.params, results.median, results.ci_lo, results.ci_hi, "
         "results.document, runs.topology, runs.host FROM results JOIN runs ON runs.id = "
@@ -51,8 +53,6 @@ def _latest(store: Store, fingerprint: str, benchmark: str) -> list[_Row]:
     ).fetchall()
     found = []
     for run_id, params, median, low, high, document, topology, host in rows:
-        if run_id != rows[0][0]:
-            break
         figures = [float(median), float(low if low is not None else median)]
         figures.append(float(high if high is not None else median))
         topology = json.loads(topology) if topology else None
@@ -60,6 +60,31 @@ def _latest(store: Store, fingerprint: str, benchmark: str) -> list[_Row]:
             _Row(run_id, json.loads(params), figures, json.loads(document), topology, host)
         )
     return found
+
+
+def _latest_per(rows: list[_Row], key: Callable[[_Row], Hashable | None]) -> dict:
+    """key -> (run id, rows): of each key, the rows of the latest run that measured it."""
+    found: dict[Hashable, tuple[int, list[_Row]]] = {}
+    for row in rows:
+        group = key(row)
+        if group is None:
+            continue
+        run, members = found.setdefault(group, (row.run_id, []))
+        if row.run_id == run:
+            members.append(row)
+    return found
+
+
+def _said(benchmark: str, parts: dict, name: Callable[[Any], str]) -> str:
+    """Where each part comes from: "comm.barrier of run 3 (P=2, P=4)"."""
+    if not parts:
+        return f"no stored {benchmark} of this machine"
+    runs: dict[int, list[str]] = {}
+    for group, (run, _) in sorted(parts.items(), key=lambda kv: str(kv[0])):
+        runs.setdefault(run, []).append(name(group))
+    return "; ".join(
+        f"{benchmark} of run {run} ({', '.join(groups)})" for run, groups in sorted(runs.items())
+    )
 
 
 def pingpong_link(document: dict, topology: dict | None, here: str | None) -> str:
@@ -116,46 +141,40 @@ def stored_comm_atlas(store: Store, fingerprint: str) -> CommAtlas:
     """The comm atlas of machine `fingerprint` in `store`; a part not stored is empty and its
     source sentence says so."""
     atlas = CommAtlas(fingerprint)
-    links: dict[str, dict[int, list[float]]] = {}
-    run = None
-    for row in _latest(store, fingerprint, "comm.pingpong"):
+
+    def link(row: _Row) -> str | None:
         if row.params.get("direction", "uni") != "uni" or "bytes" not in row.params:
-            continue
-        link = pingpong_link(row.document, row.topology, row.host)
-        links.setdefault(link, {}).setdefault(int(row.params["bytes"]), row.figures)
-        run = row.run_id
-    for link, sizes in sorted(links.items()):
-        atlas.pingpong[link] = [[b, *f] for b, f in sorted(sizes.items())]
-    atlas.sources.append(
-        f"comm.pingpong of run {run} ({', '.join(sorted(links))})"
-        if links
-        else "no stored comm.pingpong of this machine"
-    )
-    reduce: dict[tuple[int, int], list[float]] = {}
-    for row in _latest(store, fingerprint, "comm.allreduce"):
-        if "processes" in row.params and "bytes" in row.params:
-            key = (int(row.params["processes"]), int(row.params["bytes"]))
-            reduce.setdefault(key, row.figures)
-            run = row.run_id
-    atlas.allreduce = [[p, b, *f] for (p, b), f in sorted(reduce.items())]
-    atlas.sources.append(
-        f"comm.allreduce of run {run}" if reduce else "no stored comm.allreduce of this machine"
-    )
-    barrier: dict[int, list[float]] = {}
-    for row in _latest(store, fingerprint, "comm.barrier"):
-        if "processes" in row.params:
-            barrier.setdefault(int(row.params["processes"]), row.figures)
-            run = row.run_id
-    atlas.barrier = [[p, *f] for p, f in sorted(barrier.items())]
-    atlas.sources.append(
-        f"comm.barrier of run {run}" if barrier else "no stored comm.barrier of this machine"
-    )
+            return None
+        return pingpong_link(row.document, row.topology, row.host)
+
+    links = _latest_per(_rows(store, fingerprint, "comm.pingpong"), link)
+    for name, (_, rows) in sorted(links.items()):
+        sizes: dict[int, list[float]] = {}
+        for row in rows:
+            sizes.setdefault(int(row.params["bytes"]), row.figures)
+        atlas.pingpong[name] = [[b, *f] for b, f in sorted(sizes.items())]
+    atlas.sources.append(_said("comm.pingpong", links, str))
+
+    def processes(row: _Row) -> int | None:
+        return int(row.params["processes"]) if "processes" in row.params else None
+
+    reduce = _latest_per(_rows(store, fingerprint, "comm.allreduce"), processes)
+    points: dict[tuple[int, int], list[float]] = {}
+    for p, (_, rows) in reduce.items():
+        for row in rows:
+            if "bytes" in row.params:
+                points.setdefault((p, int(row.params["bytes"])), row.figures)
+    atlas.allreduce = [[p, b, *f] for (p, b), f in sorted(points.items())]
+    atlas.sources.append(_said("comm.allreduce", reduce, lambda p: f"P={p}"))
+    barrier = _latest_per(_rows(store, fingerprint, "comm.barrier"), processes)
+    atlas.barrier = [[p, *rows[0].figures] for p, (_, rows) in sorted(barrier.items())]
+    atlas.sources.append(_said("comm.barrier", barrier, lambda p: f"P={p}"))
     return atlas
 
 
 def stored_atlas(store: Store, fingerprint: str) -> dict[str, Any]:
-    """What app.hydro's model reads: {"pingpong": [[bytes, one-way ns], ...] (the latest run's
-    curve of the most sizes), "allreduce": [[processes, ns], ...] (8 B), "source": sentence}; a
+    """What app.hydro's model reads: {"pingpong": [[bytes, one-way ns], ...] (the stored curve
+    of the most sizes), "allreduce": [[processes, ns], ...] (8 B), "source": sentence}; a
     missing part is an empty list and the sentence says so."""
     atlas = stored_comm_atlas(store, fingerprint)
     said = [atlas.sources[0]]
@@ -163,10 +182,10 @@ def stored_atlas(store: Store, fingerprint: str) -> dict[str, Any]:
     if atlas.pingpong:
         link = max(atlas.pingpong, key=lambda k: len(atlas.pingpong[k]))
         pingpong = [[b, m] for b, m, _, _ in atlas.pingpong[link]]
-        said[0] = f"{atlas.sources[0].split(' (')[0]} ({link})"
+        said.append(f"the curve on {link}")
     allreduce = [[p, m] for p, b, m, _, _ in atlas.allreduce if b == ALLREDUCE_BYTES]
     said.append(
-        f"{atlas.sources[1]} (8 B)"
+        f"{atlas.sources[1]}, 8 B"
         if allreduce
         else "no stored 8-byte comm.allreduce of this machine"
     )
@@ -228,11 +247,13 @@ def collective_ns(
     atlas: CommAtlas, call: str, processes: int, size: float, figure: int = MEDIAN
 ) -> float | None:
     """The time of one collective call on `processes` ranks moving `size` bytes per rank, from
-    the atlas; None for a call the atlas does not measure, or does not hold."""
+    the atlas; None for a call the atlas does not measure, or not at that many processes (none
+    measured as many: a collective's growth beyond is not known)."""
     if processes <= 1:
         return 0.0
-    if call == "MPI_Allreduce" and atlas.allreduce:
+    points = {"MPI_Allreduce": atlas.allreduce, "MPI_Barrier": atlas.barrier}.get(call)
+    if not points or max(point[0] for point in points) < processes:
+        return None
+    if call == "MPI_Allreduce":
         return message_ns(allreduce_curve(atlas, processes), size, figure)
-    if call == "MPI_Barrier" and atlas.barrier:
-        return _over_processes(atlas.barrier, processes, 1 + figure)
-    return None
+    return _over_processes(atlas.barrier, processes, 1 + figure)

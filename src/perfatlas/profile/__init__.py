@@ -8,6 +8,7 @@ and no other domain.
 
   analysis_profile.py  a stored profile's figures: the banner's, calls and call sites by time,
                        regions, the heaviest communicating pairs (section, terminal and JSON)
+  atlas_gaps.py        what the join lacks of the comm atlas, measured after the program
   atlas_join.py        the profile against the machine's comm atlas: predicted and measured
                        time per region and collective, verdicts with their evidence
   call_sites.py        the rank files' call sites as one table: (object, offset) frames, resolved

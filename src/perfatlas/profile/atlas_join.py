@@ -20,7 +20,8 @@ is a best case that a program's small messages rarely reach (each call's own ove
 handling and matching, a partner a little late: LogGP's o and g, which a tight ping-pong loop
 overlaps), while a large transfer reaches the link's bandwidth or has a reason not to;
 else `unexplained` (slower than the machine can do: a contended link, a protocol switch, a
-noisy node); `not joined` where the atlas lacks what the row needs, which the evidence names.
+noisy node); `not joined` where the atlas lacks what the row needs, which the evidence names;
+`minor` for a row of under MINOR of all rows' measured time (a start-up barrier), not judged.
 The achieved fraction of the machine is P / T (above 1: faster than the atlas's ping-pong,
 as overlapped messages can be)."""
 
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from perfatlas.comm.comm_atlas import (
@@ -47,7 +48,8 @@ WAITING = 0.5  # the share of the measured time beyond the least rank's that mak
 LATENCY_SLACK = 4.0  # how far above the atlas's latency a small message's time is explained
 BANDWIDTH_SLACK = 1.5  # how far above the atlas's time a large transfer's is explained
 POINT_TO_POINT = "point-to-point"
-VERDICTS = ("latency-bound", "bandwidth-bound", "waiting", "unexplained", "not joined")
+MINOR = 0.01  # a row of less of all rows' measured time is listed, not judged
+VERDICTS = ("latency-bound", "bandwidth-bound", "waiting", "unexplained", "not joined", "minor")
 
 
 @dataclass(frozen=True)
@@ -251,6 +253,17 @@ def _row(
     )
 
 
+def _minor(row: JoinRow, total: float) -> JoinRow:
+    """A row too small to judge (a start-up barrier): listed, its gaps not asked for."""
+    share = f"{100 * row.measured_s / total:.2g} %" if total > 0 else "none"
+    return replace(
+        row,
+        verdict="minor",
+        evidence=f"{share} of the time measured in these calls: not judged",
+        lacking=[],
+    )
+
+
 def atlas_join(document: dict) -> AtlasJoin:
     """The join of a profile document with the atlas it carries (`atlas`, put there by
     `perfatlas profile`)."""
@@ -308,5 +321,7 @@ def atlas_join(document: dict) -> AtlasJoin:
             )
         )
     rows.sort(key=lambda r: -r.measured_s)
+    total = sum(row.measured_s for row in rows)
+    rows = [row if row.measured_s >= MINOR * total else _minor(row, total) for row in rows]
     missing = sorted({lack for row in rows for lack in row.lacking})
     return AtlasJoin(rows=rows, sources=atlas.sources, missing=missing)

@@ -21,9 +21,12 @@ from perfatlas.common.background import Background
 from perfatlas.common.errors import UserError
 from perfatlas.common.signal_names import signal_name
 from perfatlas.common.text_file import write_text_file
+from perfatlas.machine.topology import Machine
+from perfatlas.profile.atlas_gaps import atlas_gaps, measure_gaps
 from perfatlas.profile.command import ProfiledCommand, profiled
 from perfatlas.profile.documents import PROFILE_FILE, RANK_PATTERN
 from perfatlas.profile.profile_files import read_folder
+from perfatlas.profile.rank_placement import rank_places
 from perfatlas.profile.storage import MachineRecord, store_profile
 from perfatlas.store.database import Store
 
@@ -168,6 +171,34 @@ def atlas_for(store: Store, fingerprint: str, how: str) -> CommAtlas | None:
     return atlas
 
 
+ATLAS_BUDGET_S = 60.0  # --atlas-budget: the most seconds measuring what the atlas lacks
+
+
+def _measure_missing(
+    store: Store,
+    machine: Machine,
+    document: dict,
+    atlas: CommAtlas,
+    budget: float,
+    argv: list[str],
+) -> CommAtlas:
+    """--atlas auto: what the join lacks (atlas_gaps) measured now, each part a run of its own;
+    returns the store's atlas, which then holds them."""
+    places = rank_places(document, machine.topology, socket.gethostname())
+    gaps = atlas_gaps(document, atlas, places)
+    if not gaps:
+        return atlas
+    print(f"the comm atlas lacks {len(gaps)} part(s) the join needs; measuring (--atlas-budget "
+          f"{budget:g} s)")  # fmt: skip
+    try:
+        said = measure_gaps(gaps, store, machine, budget, argv)
+    except UserError as error:
+        said = [f"not measured: {error}"]
+    for sentence in said:
+        print(f"  {sentence}")
+    return stored_comm_atlas(store, machine.fingerprint)
+
+
 def profile(
     command: list[str],
     out: str | None,
@@ -175,9 +206,9 @@ def profile(
     store: Store,
     argv: list[str],
     atlas_how: str = "auto",
+    atlas_budget: float = ATLAS_BUDGET_S,
 ) -> int:
     from perfatlas import report
-    from perfatlas.machine.topology import Machine
 
     folder = (Path(out) if out else default_folder()).resolve()
     prepared = profiled(command, folder)  # the library of the launcher's MPI
@@ -190,14 +221,19 @@ def profile(
     # What every report needs (its sections, matplotlib: most of what follows the program when
     # done after it, bench/profile_postprocess.py) is imported while the program runs.
     with Background(report.prepare) as report_ready:
-        machine = MachineRecord.of(Machine.detect())
+        detected = Machine.detect()
+        machine = MachineRecord.of(detected)
         atlas = atlas_for(store, machine.fingerprint, atlas_how)
         ended = run(prepared)
         document = _profile_written(folder, command, created, prepared, ended, machine)
-        if atlas is not None:
-            document["atlas"] = atlas.document
         status = _status(ended)
-        run_id = store_profile(store, machine, argv, command, document, status)
+        try:  # the profile is stored however the measuring of the atlas ends
+            if atlas is not None and atlas_how == "auto" and status == "complete" and atlas_budget:
+                atlas = _measure_missing(store, detected, document, atlas, atlas_budget, argv)
+        finally:
+            if atlas is not None:
+                document["atlas"] = atlas.document
+            run_id = store_profile(store, machine, argv, command, document, status)
         print(f"stored as run {run_id} in {store.path}; profile files in {folder}")
         store_spawned(store, machine, argv, folder, run_id)
         if document["partial"]:

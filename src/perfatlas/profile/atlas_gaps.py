@@ -1,0 +1,134 @@
+"""What a profile's join needs of the comm atlas that the store lacks, measured right after the
+program (`perfatlas profile --atlas auto`, the default) within `--atlas-budget` seconds.
+
+A gap is what the join names as missing (atlas_join): a ping-pong curve on a link class, a
+collective at the program's process count. Each is measured as `perfatlas measure` would, in a
+run of its own stored in the same database (suite "profile atlas"), so that the next profile of
+this machine finds it: a ping-pong between two CPUs of the program's ranks whose places give
+that link class (the launcher binds the pair to them), an allreduce or barrier at the program's
+process count. The measured ranks' places are read back like every comm result's, so a pair
+that landed elsewhere is classed where it ran, and the join says what is still missing. What
+perfatlas cannot measure from here is said with the reason: across hosts (the program's hosts
+are its launcher's), a link whose places are unknown, what exceeds the budget."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from perfatlas.benchmarks.benchmark import get
+from perfatlas.comm.comm_atlas import UNKNOWN_LINK, CommAtlas
+from perfatlas.launch.launchers import LaunchOptions, detect_flavour, mpirun_path
+from perfatlas.machine.link_class import ACROSS_HOSTS, link_class
+from perfatlas.machine.topology import Machine
+from perfatlas.profile.atlas_join import atlas_join
+from perfatlas.profile.rank_placement import RankPlace
+from perfatlas.run.executor import get_executor
+from perfatlas.run.runner import Runner
+from perfatlas.store.database import Store
+
+SUITE = "profile atlas"
+PINGPONG_PREFIX = "ping-pong curve on "
+COLLECTIVE_BENCHMARKS = {"MPI_Allreduce": "comm.allreduce", "MPI_Barrier": "comm.barrier"}
+SAMPLES = 7  # per point: enough for a median's 95 % interval, few enough to stay quick
+
+
+@dataclass(frozen=True)
+class Gap:
+    what: str  # as the join names it: "ping-pong curve on same package"
+    benchmark: str | None = None  # what measures it; None: perfatlas does not, here
+    params: dict[str, Any] = field(default_factory=dict)
+    mpirun_args: tuple[str, ...] = ()  # the pair's binding
+    why_not: str | None = None
+
+
+def _pair(places: list[RankPlace], link: str) -> tuple[int, int] | None:
+    """The CPUs of two ranks on this host whose places give `link`."""
+    here = [p for p in places if p.topology == "this host" and p.cpu is not None]
+    for i, a in enumerate(here):
+        for b in here[i + 1 :]:
+            if a.cpu != b.cpu and link_class(a, b) == link:
+                return a.cpu, b.cpu  # type: ignore[return-value]
+    return None
+
+
+def _binding(cpus: tuple[int, int]) -> tuple[str, ...]:
+    """mpirun words that put ranks 0 and 1 on `cpus` (Open MPI or MPICH's hydra)."""
+    listed = f"{cpus[0]},{cpus[1]}"
+    if detect_flavour(mpirun_path()).family == "mpich":
+        return ("-bind-to", f"user:{listed}")
+    return ("--cpu-list", listed, "--bind-to", "cpu-list:ordered")
+
+
+def _pingpong_gap(what: str, places: list[RankPlace]) -> Gap:
+    link = what.removeprefix(PINGPONG_PREFIX)
+    if link == ACROSS_HOSTS:
+        return Gap(what, why_not="across hosts needs the program's hosts: measure it with "
+                   "'perfatlas run comm --hostfile H'")  # fmt: skip
+    if link == UNKNOWN_LINK:
+        return Gap(what, why_not="the ranks' places are not known")
+    cpus = _pair(places, link)
+    if cpus is None:
+        return Gap(what, why_not="no two ranks of this host are placed so")
+    params = {"np": 2, "samples": SAMPLES}
+    return Gap(what, "comm.pingpong", params, _binding(cpus))
+
+
+def _collective_gap(what: str, tasks: int, largest: float) -> Gap:
+    call = what.split(" on ")[0]
+    benchmark = COLLECTIVE_BENCHMARKS.get(call)
+    if benchmark is None:
+        return Gap(what, why_not=f"the atlas does not measure {call}")
+    params: dict[str, Any] = {"np": tasks, "samples": SAMPLES}
+    if benchmark == "comm.allreduce":
+        params.update(min_bytes=8, max_bytes=max(8, 8 * int(-(-largest // 8))))
+    return Gap(what, benchmark, params)
+
+
+def atlas_gaps(document: dict, atlas: CommAtlas, places: list[RankPlace]) -> list[Gap]:
+    """What the join of `document` with `atlas` lacks, each with how to measure it."""
+    join = atlas_join({**document, "atlas": atlas.document})
+    sizes = {
+        call["call"]: call["bytes"] / call["count"]
+        for call in document["calls"]
+        if call.get("collective") and call["count"]
+    }
+    gaps = []
+    for what in join.missing:
+        if what.startswith(PINGPONG_PREFIX):
+            gaps.append(_pingpong_gap(what, places))
+        else:
+            call = what.split(" on ")[0]
+            gaps.append(_collective_gap(what, document["tasks"], sizes.get(call, 8.0)))
+    return gaps
+
+
+def measure_gaps(
+    gaps: list[Gap], store: Store, machine: Machine, budget_s: float, argv: list[str]
+) -> list[str]:
+    """Measure what can be of `gaps`, each in a run of its own, the estimated time of all of it
+    within `budget_s`; returns a sentence per gap: measured (run N, seconds) or why not."""
+    said, spent = [], 0.0
+    for gap in gaps:
+        if gap.benchmark is None:
+            said.append(f"{gap.what}: not measured, {gap.why_not}")
+            continue
+        benchmark = get(gap.benchmark)
+        params = benchmark.resolve({k: str(v) for k, v in gap.params.items()}, machine)
+        estimate = benchmark.estimate(params, machine)
+        if spent + estimate > budget_s:
+            said.append(
+                f"{gap.what}: not measured, {estimate:.0f} s estimated would exceed the "
+                f"--atlas-budget of {budget_s:g} s"
+            )
+            continue
+        options = replace(LaunchOptions.from_environment(), mpirun_args=gap.mpirun_args)
+        runner = Runner(store, machine, get_executor("local", options), remeasure=False)
+        started = time.monotonic()
+        with runner.run(SUITE, argv):
+            runner.measure(benchmark, params)
+        took = time.monotonic() - started
+        spent += max(took, estimate)
+        said.append(f"{gap.what}: measured in {took:.1f} s, run {runner.run_id}")
+    return said
