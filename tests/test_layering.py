@@ -48,7 +48,7 @@ LAYERS = (  # lowest first
 DOMAIN_PEERS = {
     "cpu": {"mem", "app"},  # the roofline: memory bandwidth, the proxies' declared counts
     "app": {"comm"},  # the MPI proxies build on comm.mpi (MpiBenchmark, np_param), comm_atlas
-    "profile": {"comm"},  # the join of a profile with the stored comm atlas
+    "profile": {"comm", "noise"},  # the join with the stored comm atlas, the BSP noise model
     "cluster": {"noise"},  # node asymmetry of the noise figures
     "scenario": {"parbench"},  # scenarios are built from PARbench kernels and base data
 }

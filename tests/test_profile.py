@@ -22,7 +22,7 @@ from perfatlas.profile import command as command_module
 from perfatlas.profile.command import profiled
 from perfatlas.profile.documents import load_profile, load_rank
 from perfatlas.profile.partial import partial_profile
-from perfatlas.profile.profile_files import read_folder
+from perfatlas.profile.profile_files import FROM_RANK_FILES, read_folder
 from perfatlas.profile.storage import headline
 from perfatlas.report import write_profile_report, write_report
 from perfatlas.store.database import Store
@@ -734,7 +734,7 @@ def test_perfatlas_profile_runs_an_mpi_program_and_stores_its_profile(cli, tmp_p
     assert document == read_json(copy_)
     # ... and what perfatlas adds: the rank files' call sites, messages by link class and
     # point-to-point time by rank, and the comm atlas of this machine (none stored here).
-    added = ("call_sites", "link_traffic", "point_to_point", "atlas")
+    added = (*FROM_RANK_FILES, "atlas")
     assert {k: v for k, v in document.items() if k not in added} == read_json(
         out / "ipm-profile.json"
     )

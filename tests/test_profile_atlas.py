@@ -34,9 +34,12 @@ from perfatlas.common.errors import UserError
 from perfatlas.launch.launchers import detect_flavour
 from perfatlas.launch.native import bin_dir
 from perfatlas.machine.link_class import LINK_CLASSES
+from perfatlas.noise.analysis_noise import bsp_slowdown
+from perfatlas.noise.series_noise import noise_measurements
 from perfatlas.profile.atlas_join import LATENCY_SLACK, POINT_TO_POINT, atlas_join
 from perfatlas.profile.documents import check_profile
 from perfatlas.store.database import Store
+from perfatlas.store.run_data import RunData
 
 CHARACTER = bin_dir() / "pa-ipm-character"
 ATLAS_SUITE = """
@@ -156,11 +159,17 @@ def test_a_halo_exchange_of_large_messages_is_bandwidth_bound(atlas_db, tmp_path
     assert finding["kind"] == "profile.against_machine"
     assert finding["value"] == pytest.approx(row["achieved"])
     assert finding["verdict"].startswith("bandwidth-bound: ")
+    pairs = {(p["sender"], p["receiver"]): p for p in shown["profile"]["against"]["pairs"]}
+    assert sorted(pairs) == [(0, 1), (1, 0)]
+    for pair in pairs.values():  # a Sendrecv to each neighbour: both are rank 1 at np = 2
+        assert (pair["messages"], pair["bytes"]) == (2 * 300, 2 * 300 * 2**20)
+        assert pair["link"] == row["links"][0] and 0.3 < pair["achieved"] < 1.5
     html = (tmp_path / "out" / "report.html").read_text()
     section = html[html.index('<section id="profile-against-machine">') :]
     section = section[: section.index("</section>")]
     assert "bandwidth-bound" in section and section.count("<svg") == 1
     assert "the program's sends against the atlas" in section
+    assert "the heaviest pairs against their links" in section.lower()
 
 
 def test_an_exchange_of_small_messages_is_latency_bound(atlas_db, tmp_path):
@@ -243,6 +252,35 @@ def test_what_exceeds_the_atlas_budget_is_not_measured_and_named(tmp_path):
 def test_a_budget_that_is_no_number_of_seconds_is_refused(tmp_path):
     code, _, err = perfatlas(tmp_path / "db", "profile", "--atlas-budget", "-1", "--", "true")
     assert code == 2 and "'-1' is not a number of seconds, 0 or more" in err
+
+
+# -- the noise model of the program's superstep ----------------------------------------------------
+def test_the_noise_model_takes_the_program_s_superstep_and_this_machine_s_noise(atlas_db, tmp_path):
+    db = tmp_path / "noise.db"
+    with sqlite3.connect(atlas_db) as source, sqlite3.connect(db) as copy_:
+        source.backup(copy_)
+    code, _, err = perfatlas(db, "measure", "noise", "cpus=all", "duration=1s")
+    assert code == 0, err
+    # 100 iterations of 200 us of work on rank 0 and 600 us on rank 1, each then an allreduce
+    shown = profiled(db, tmp_path / "p", 2, "allreduce", "100", "8", "200")
+    noise = shown["profile"]["against"]["noise"]
+    assert noise["processes"] == [2, 20, 200]
+    assert 0.9 * 400e3 < noise["superstep_ns"] < 1.5 * 400e3  # the ranks' mean work per call
+    assert noise["source"].startswith("noise run 2: ")
+    store = Store(db)
+    [measurement] = noise_measurements(RunData.load(store, 2))
+    curve = bsp_slowdown([c.series for c in measurement.cores], noise["superstep_ns"], (2, 20, 200))
+    assert noise["slowdown"] == pytest.approx(list(curve.slowdown))
+    found = [f for f in shown["findings"]["findings"] if f["kind"] == "profile.noise_slowdown"]
+    assert [f["value"] for f in found] == pytest.approx(noise["slowdown"])
+    assert all(f["method"].startswith("a model: ") for f in found)
+
+
+def test_without_a_stored_noise_run_the_model_says_what_to_measure(atlas_db, tmp_path):
+    shown = profiled(atlas_db, tmp_path, 2, "allreduce", "10", "8", "100")
+    noise = shown["profile"]["against"]["noise"]
+    assert noise == {"missing": "no stored noise run of this machine (measure one: perfatlas run "
+                     "quick, or perfatlas measure noise cpus=all)"}  # fmt: skip
 
 
 # -- the join's rules, on documents made here ------------------------------------------------------

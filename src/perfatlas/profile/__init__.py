@@ -1,10 +1,11 @@
 """perfatlas.profile: `perfatlas profile`: a program run under libperfatlas-ipm.so, the documents
 the library writes read and checked (docs/profile.md), a partial profile built from rank files
 where the whole one is missing, the profile stored as a run (headline results under benchmark
-ipm.profile), its figures (computed once for the report's section, `perfatlas show` and
-`show --json`), its report section and its terminal view, and its call sites' return addresses
-resolved to functions and source lines (symbols/). It may import every layer below the domains
-and no other domain.
+ipm.profile) and joined with this machine's comm and noise atlas, its figures (computed once
+for the report's section, `perfatlas show` and `show --json`), its report section and its
+terminal view, and its call sites' return addresses resolved to functions and source lines
+(symbols/). It may import every layer below the domains, and the domains comm (the comm atlas)
+and noise (the BSP model).
 
   analysis_profile.py  a stored profile's figures: the banner's, calls and call sites by time,
                        regions, the heaviest communicating pairs (section, terminal and JSON)
@@ -17,6 +18,7 @@ and no other domain.
   findings_profile.py  findings: each joined row as profile.against_machine
   figure_text.py       seconds, fractions and region names as every view writes them
   link_traffic.py      the rank files' messages by link class and point-to-point time by rank
+  noise_cadence.py     the BSP noise model of the program's superstep, from the noise atlas
   partial.py           the partial profile of rank files without ipm-profile.json
   profile_files.py     a folder's profile: ipm-profile.json or the partial one, with call sites
   profile_warnings.py  what is doubtful about a profile, as warning records

@@ -87,6 +87,49 @@ class JoinRow:
 
 
 @dataclass(frozen=True)
+class PairJoin:
+    """One of the heaviest pairs against its link: the bandwidth its sending calls achieved."""
+
+    sender: int
+    receiver: int
+    link: str | None
+    messages: float
+    bytes: float
+    time_s: float  # in the calls that sent its messages
+    achieved_Bps: float | None  # bytes / time_s
+    link_Bps: float | None  # the atlas's: the bytes over its time for these messages
+    achieved: float | None  # achieved_Bps / link_Bps
+
+
+def rate_text(bytes_per_s: float | None) -> str:
+    return "-" if bytes_per_s is None else f"{format_size(bytes_per_s)}/s"
+
+
+def pair_cells(pair: PairJoin) -> list[str]:
+    """A pair's row as the views write it (pair_columns)."""
+    return [
+        f"{pair.sender} -> {pair.receiver}",
+        pair.link or "-",
+        format_size(pair.bytes),
+        format_number(pair.messages),
+        seconds(pair.time_s),
+        rate_text(pair.achieved_Bps),
+        rate_text(pair.link_Bps),
+        "-" if pair.achieved is None else format_number(pair.achieved),
+    ]
+
+
+PAIRS_CAPTION = (
+    "achieved: bytes over the time of the calls that sent them (a blocking send or a Sendrecv "
+    "holds the transfer; a nonblocking send's is in its Wait, not counted here); the link's: "
+    "the atlas's one-way ping-pong at the pair's mean message size; fraction: achieved over "
+    "the link's"
+)
+PAIR_COLUMNS = ["sender -> receiver", "link", "bytes", "messages", "time in its sends",
+                "achieved", "the link's (atlas)", "fraction"]  # fmt: skip
+
+
+@dataclass(frozen=True)
 class AtlasJoin:
     """The join of one profile; `rows` empty with `reason` where nothing could be joined."""
 
@@ -94,6 +137,8 @@ class AtlasJoin:
     sources: list[str] = field(default_factory=list)  # the atlas's parts and where from
     missing: list[str] = field(default_factory=list)  # what the atlas lacked for some row
     reason: str | None = None  # why there is no join
+    noise: dict[str, Any] = field(default_factory=dict)  # the atlas's BSP model (noise_cadence)
+    pairs: list[PairJoin] = field(default_factory=list)  # the heaviest, the most bytes first
 
     def document(self) -> dict[str, Any]:
         return asdict(self)
@@ -165,7 +210,7 @@ def _collective(call: dict, atlas: CommAtlas, tasks: int) -> _Prediction:
 
 
 def _rate(bytes_: float, seconds_: float) -> str:
-    return f"{format_size(bytes_ / seconds_)}/s" if seconds_ > 0 else "-"
+    return rate_text(bytes_ / seconds_ if seconds_ > 0 else None)
 
 
 def _judge(
@@ -253,6 +298,54 @@ def _row(
     )
 
 
+def noise_text(noise: dict[str, Any]) -> str | None:
+    """The BSP noise model of the program's superstep as a sentence; None without a model."""
+    if not noise:
+        return None
+    if noise.get("missing"):
+        return f"No noise model: {noise['missing']}."
+    shown = ", ".join(
+        f"{100 * slowdown:.2g} % at {processes} processes"
+        for processes, slowdown in zip(noise["processes"], noise["slowdown"])
+    )
+    beyond = [p for p in noise["processes"] if p > noise["independent_windows"]]
+    bound = ""
+    if beyond:
+        bound = (
+            f" (a lower bound from {beyond[0]} processes on, beyond the noise run's "
+            f"{noise['independent_windows']} independent windows)"
+        )
+    return (
+        f"Noise, a model (BSP: Petrini, Kerbyson & Pakin, SC03): the program computes "
+        f"{seconds(noise['superstep_ns'] * 1e-9)} between collective calls; this machine's noise "
+        f"({noise['source']}) would make each such superstep longer by {shown}{bound}. "
+        "Communication and correlated noise are left out."
+    )
+
+
+def _pair(pair: dict, atlas: CommAtlas) -> PairJoin:
+    """A pair's achieved bandwidth against its link's for messages of its mean size. The time
+    is that of its sending calls: a blocking send or a Sendrecv holds the transfer, a
+    nonblocking send does not (its Wait does, and is not the pair's alone)."""
+    curve = atlas.pingpong.get(pair["link"] or UNKNOWN_LINK)
+    achieved = pair["bytes"] / pair["time_s"] if pair["time_s"] > 0 and pair["bytes"] else None
+    link = None
+    if curve is not None and pair["messages"] and pair["bytes"]:
+        size = pair["bytes"] / pair["messages"]
+        link = pair["bytes"] / (pair["messages"] * message_ns(curve, size) * 1e-9)
+    return PairJoin(
+        sender=pair["sender"],
+        receiver=pair["receiver"],
+        link=pair["link"],
+        messages=pair["messages"],
+        bytes=pair["bytes"],
+        time_s=pair["time_s"],
+        achieved_Bps=achieved,
+        link_Bps=link,
+        achieved=achieved / link if achieved is not None and link else None,
+    )
+
+
 def _minor(row: JoinRow, total: float) -> JoinRow:
     """A row too small to judge (a start-up barrier): listed, its gaps not asked for."""
     share = f"{100 * row.measured_s / total:.2g} %" if total > 0 else "none"
@@ -324,4 +417,6 @@ def atlas_join(document: dict) -> AtlasJoin:
     total = sum(row.measured_s for row in rows)
     rows = [row if row.measured_s >= MINOR * total else _minor(row, total) for row in rows]
     missing = sorted({lack for row in rows for lack in row.lacking})
-    return AtlasJoin(rows=rows, sources=atlas.sources, missing=missing)
+    noise = atlas_document.get("noise") or {}
+    pairs = [_pair(pair, atlas) for pair in document.get("pair_traffic") or []]
+    return AtlasJoin(rows, atlas.sources, missing, noise=noise, pairs=pairs)

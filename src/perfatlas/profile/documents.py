@@ -110,6 +110,17 @@ ATLAS = {
     "barrier": Optional([POINT]),
     "sources": Optional([str]),
     "missing": Optional(str),
+    "noise": Optional(  # the BSP model of the program's superstep (noise_cadence.py)
+        {
+            "missing": Optional(str),
+            "source": Optional(str),
+            "superstep_ns": Optional(Number(0, MAX_FIGURE)),
+            "window_ns": Optional(Number(0, MAX_FIGURE)),
+            "processes": Optional([COUNT]),
+            "slowdown": Optional([Number(0, MAX_FIGURE)]),
+            "independent_windows": Optional(COUNT),
+        }
+    ),
 }
 ATLAS_POINT_LENGTHS = {"pingpong": 4, "allreduce": 5, "barrier": 4}
 
@@ -188,6 +199,18 @@ def _profile_spec(partial: bool) -> dict:
         "point_to_point": Optional(
             [{"region": ID, "calls": [str], "rank_s": [[Number(0, MAX_FIGURE)]]}]
         ),
+        "pair_traffic": Optional(
+            [
+                {
+                    "sender": ID,
+                    "receiver": ID,
+                    "link": Nullable(str),
+                    "messages": COUNT,
+                    "bytes": COUNT,
+                    "time_s": NUMBER,
+                }
+            ]
+        ),  # fmt: skip
         "atlas": Optional(ATLAS),
     }
 
@@ -362,6 +385,9 @@ def _consistency(document: dict) -> str | None:
     for i, row in enumerate(document.get("link_traffic") or []):
         if row["region"] not in regions:
             return f"link_traffic[{i}].region {row['region']} is not the id of a region"
+    for i, pair in enumerate(document.get("pair_traffic") or []):
+        if max(pair["sender"], pair["receiver"]) >= tasks:
+            return f"pair_traffic[{i}] is not a pair of ranks of {tasks} tasks"
     for i, row in enumerate(document.get("point_to_point") or []):
         if row["region"] not in regions:
             return f"point_to_point[{i}].region {row['region']} is not the id of a region"
@@ -371,7 +397,11 @@ def _consistency(document: dict) -> str | None:
 
 
 def _atlas(atlas: dict) -> str | None:
-    """Each atlas point of its length, its times above 0 (they are interpolated in logs)."""
+    """Each atlas point of its length, its times above 0 (they are interpolated in logs); a
+    slowdown for each process count of the noise model."""
+    noise = atlas.get("noise") or {}
+    if len(noise.get("processes") or []) != len(noise.get("slowdown") or []):
+        return "atlas.noise.processes and atlas.noise.slowdown are not of one length"
     curves = [(f"pingpong[{k!r}]", v) for k, v in (atlas.get("pingpong") or {}).items()]
     curves += [(part, atlas.get(part)) for part in ("allreduce", "barrier")]
     for where, points in curves:

@@ -1,12 +1,14 @@
 """Findings of a profile against the machine: each row of its join with the comm atlas
 (perfatlas.profile.atlas_join) as a finding of kind profile.against_machine, its value the
-achieved fraction of the machine and its verdict the join's."""
+achieved fraction of the machine and its verdict the join's; the BSP noise model of its
+superstep (noise_cadence) as profile.noise_slowdown, one per process count."""
 
 from __future__ import annotations
 
 from perfatlas.findings.finding_sources import Better, finding_source
 from perfatlas.findings.model import Finding, Interval, Sources, from_results
 from perfatlas.profile.atlas_join import JoinRow, atlas_join
+from perfatlas.profile.figure_text import seconds
 from perfatlas.store.run_data import RunData
 
 SEVERITY = {"unexplained": "warning", "waiting": "notice"}
@@ -47,12 +49,40 @@ def _finding(row: JoinRow, sources: Sources) -> Finding:
     )
 
 
-@finding_source("profile against the machine", 90, {"profile.against_machine": Better.HIGHER})
-def profile_findings(data: RunData) -> list[Finding]:
-    """Every joined row of the run's profiles (a run of perfatlas profile holds one)."""
-    sources = from_results(*data.launches)
+def _noise_findings(noise: dict, sources: Sources) -> list[Finding]:
+    """The BSP model's slowdown of the program's superstep at each process count."""
+    if not noise or noise.get("missing"):
+        return []
     return [
-        _finding(row, sources)
-        for stored in data.profiles
-        for row in atlas_join(stored["document"]).rows
+        Finding(
+            kind="profile.noise_slowdown",
+            subject=f"{processes} processes, superstep {seconds(noise['superstep_ns'] * 1e-9)}",
+            value=slowdown,
+            unit="fraction",
+            method="a model: the BSP slowdown E[max of P window losses] / g of this machine's "
+            f"noise ({noise['source']}) at the program's superstep g (Petrini, Kerbyson & "
+            "Pakin, SC03)",
+            sources=sources,
+            interval_reason="a model's expectation; beyond the noise run's independent windows "
+            "a lower bound",
+            details={"independent_windows": noise["independent_windows"]},
+        )
+        for processes, slowdown in zip(noise["processes"], noise["slowdown"])
     ]
+
+
+@finding_source(
+    "profile against the machine",
+    90,
+    {"profile.against_machine": Better.HIGHER, "profile.noise_slowdown": Better.LOWER},
+)
+def profile_findings(data: RunData) -> list[Finding]:
+    """Every joined row of the run's profiles (a run of perfatlas profile holds one), and the
+    noise model of its superstep."""
+    sources = from_results(*data.launches)
+    found = []
+    for stored in data.profiles:
+        join = atlas_join(stored["document"])
+        found += [_finding(row, sources) for row in join.rows]
+        found += _noise_findings(join.noise, sources)
+    return found

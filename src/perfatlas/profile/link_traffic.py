@@ -5,7 +5,9 @@ know, made where they are read and kept in the profile document (docs/profile.md
   perfatlas runs on); a message counts once, at its sender (the kinds `send` and `put`, as in
   the communication matrix);
 - `point_to_point`: each rank's time in point-to-point calls (sends, receives and the Wait and
-  Test family) per region, from which the join tells transfer from waiting."""
+  Test family) per region, from which the join tells transfer from waiting;
+- `pair_traffic`: the heaviest sender -> receiver pairs, with the time of the calls that sent
+  their messages, from which the join tells each pair's achieved bandwidth."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from perfatlas.profile.partial import region_paths
 from perfatlas.profile.rank_placement import RankPlace
 
 SENDER_KINDS = ("send", "put")
+TOP_PAIR_TRAFFIC = 64  # the heaviest pairs kept with their time
 POINT_TO_POINT_KINDS = ("send", "recv", "irecv", "completion")
 
 
@@ -69,3 +72,27 @@ def point_to_point(ranks: list[dict], document: dict) -> list[dict]:
         {"region": r, "calls": sorted(calls[r]), "rank_s": sorted(map(list, by.items()))}
         for r, by in sorted(seconds.items())
     ]
+
+
+def pair_traffic(
+    ranks: list[dict], places: list[RankPlace], top: int = TOP_PAIR_TRAFFIC
+) -> list[dict]:
+    """The `top` pairs that sent the most bytes: {"sender", "receiver", "link", "messages",
+    "bytes", "time_s"}, the most bytes first."""
+    by_rank = {place.rank: place for place in places}
+    sums: dict[tuple[int, int], list[float]] = defaultdict(lambda: [0, 0, 0.0])
+    for rank in ranks:
+        for record in rank["records"]:
+            if record.get("kind") in SENDER_KINDS and record["peer"] is not None:
+                entry = sums[(rank["rank"], record["peer"])]
+                entry[0] += record["count"]
+                entry[1] += record["bytes"]
+                entry[2] += record["total_s"]
+    heaviest = sorted(sums.items(), key=lambda kv: (-kv[1][1], -kv[1][0], kv[0]))[:top]
+    pairs = []
+    for (sender, receiver), (messages, volume, seconds) in heaviest:
+        here, there = by_rank.get(sender), by_rank.get(receiver)
+        link = link_class(here, there) if here and there else None
+        pairs.append({"sender": sender, "receiver": receiver, "link": link,
+                      "messages": messages, "bytes": volume, "time_s": seconds})  # fmt: skip
+    return pairs

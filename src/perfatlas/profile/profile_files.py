@@ -10,9 +10,13 @@ from pathlib import Path
 from perfatlas.common.errors import UserError
 from perfatlas.profile.call_sites import call_sites
 from perfatlas.profile.documents import PROFILE_FILE, RANK_PATTERN, load_profile, load_rank
-from perfatlas.profile.link_traffic import link_traffic, point_to_point
+from perfatlas.profile.link_traffic import link_traffic, pair_traffic, point_to_point
 from perfatlas.profile.partial import has_kinds, partial_profile
 from perfatlas.profile.rank_placement import rank_places
+
+# What only the rank files give a profile (call_sites, link_traffic); a complete profile whose
+# rank files are gone lacks them but call_sites' reason.
+FROM_RANK_FILES = ("call_sites", "link_traffic", "point_to_point", "pair_traffic")
 
 
 def read_folder(
@@ -45,6 +49,7 @@ def read_folder(
         places = rank_places(document, topology, here)
         document["link_traffic"] = link_traffic(ranks, document, places)
         document["point_to_point"] = point_to_point(ranks, document)
+        document["pair_traffic"] = pair_traffic(ranks, places)
     return document
 
 

@@ -10,7 +10,15 @@ import numpy as np
 
 from perfatlas.comm.comm_atlas import HIGH, LOW, MEDIAN, UNKNOWN_LINK, CommAtlas
 from perfatlas.common.units import format_number, format_size
-from perfatlas.profile.atlas_join import AtlasJoin, atlas_join
+from perfatlas.profile.analysis_profile import TOP_PAIRS
+from perfatlas.profile.atlas_join import (
+    PAIR_COLUMNS,
+    PAIRS_CAPTION,
+    AtlasJoin,
+    atlas_join,
+    noise_text,
+    pair_cells,
+)
 from perfatlas.profile.figure_text import seconds
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Figure, Note, Table
@@ -145,6 +153,12 @@ def against_blocks(stored: dict) -> list[Block]:
     )
     if figure is not None:
         blocks.append(figure)
+    if join.pairs:
+        rows = [pair_cells(pair) for pair in join.pairs[:TOP_PAIRS]]
+        caption = f"The heaviest pairs against their links: {PAIRS_CAPTION}."
+        blocks.append(Table(PAIR_COLUMNS, rows, caption=caption, numeric=(2, 3, 4, 5, 6, 7)))
+    if said := noise_text(join.noise):
+        blocks.append(Note(said))
     return blocks
 
 

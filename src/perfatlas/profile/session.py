@@ -25,6 +25,7 @@ from perfatlas.machine.topology import Machine
 from perfatlas.profile.atlas_gaps import atlas_gaps, measure_gaps
 from perfatlas.profile.command import ProfiledCommand, profiled
 from perfatlas.profile.documents import PROFILE_FILE, RANK_PATTERN
+from perfatlas.profile.noise_cadence import noise_model
 from perfatlas.profile.profile_files import read_folder
 from perfatlas.profile.rank_placement import rank_places
 from perfatlas.profile.storage import MachineRecord, store_profile
@@ -232,7 +233,8 @@ def profile(
                 atlas = _measure_missing(store, detected, document, atlas, atlas_budget, argv)
         finally:
             if atlas is not None:
-                document["atlas"] = atlas.document
+                noise = noise_model(store, machine.fingerprint, document)
+                document["atlas"] = {**atlas.document, "noise": noise}
             run_id = store_profile(store, machine, argv, command, document, status)
         print(f"stored as run {run_id} in {store.path}; profile files in {folder}")
         store_spawned(store, machine, argv, folder, run_id)

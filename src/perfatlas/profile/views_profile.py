@@ -12,6 +12,7 @@ from perfatlas.common.units import format_number, format_size
 from perfatlas.profile.analysis_profile import (
     CATEGORY_LABELS,
     TOP_CALLS,
+    TOP_PAIRS,
     TOP_SITES,
     CallFigures,
     CallSites,
@@ -24,7 +25,13 @@ from perfatlas.profile.analysis_profile import (
     profile_figures,
     seconds,
 )
-from perfatlas.profile.atlas_join import AtlasJoin
+from perfatlas.profile.atlas_join import (
+    PAIR_COLUMNS,
+    PAIRS_CAPTION,
+    AtlasJoin,
+    noise_text,
+    pair_cells,
+)
 from perfatlas.profile.profile_warnings import profile_warnings
 from perfatlas.profile.storage import BENCHMARK
 from perfatlas.store.run_data import RunData
@@ -182,6 +189,15 @@ def print_against(join: AtlasJoin) -> None:
         ),
     )
     console.print(table)
+    if join.pairs:
+        pairs = titled_table("the heaviest pairs against their links", *PAIR_COLUMNS,
+                             right=(2, 3, 4, 5, 6, 7))  # fmt: skip
+        for pair in join.pairs[:TOP_PAIRS]:
+            pairs.add_row(*pair_cells(pair))
+        _caption(pairs, PAIRS_CAPTION)
+        console.print(pairs)
+    if said := noise_text(join.noise):
+        console.print(escape(said))
 
 
 def _caption(table: Table, text: str) -> None:
