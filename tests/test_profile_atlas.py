@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from mpi_helpers import mpirun
+from test_ipm import fortran_program
 from test_profile import profile_document
 
 from perfatlas.cli.entry import main
@@ -85,7 +86,7 @@ def atlas_db(tmp_path_factory) -> Path:
 
 
 def profiled(db: Path | None, folder: Path, np_: int, *args: str, atlas: str = "auto",
-             budget: str = "0") -> dict:  # fmt: skip
+             budget: str = "0", program: Path = CHARACTER) -> dict:  # fmt: skip
     """`perfatlas profile` of pa-ipm-character ARGS into a copy of `db` (None: an empty one):
     the show --json of the profile, and what profile printed under "printed"."""
     folder.mkdir(exist_ok=True)
@@ -93,7 +94,7 @@ def profiled(db: Path | None, folder: Path, np_: int, *args: str, atlas: str = "
     if db is not None:
         with sqlite3.connect(db) as source, sqlite3.connect(own) as copy_:
             source.backup(copy_)  # its write-ahead log too
-    command = [*mpirun(np_), str(CHARACTER), *args]
+    command = [*mpirun(np_), str(program), *args]
     code, printed, err = perfatlas(own, "profile", "--out", str(folder / "out"), "--atlas", atlas,
                                    "--atlas-budget", budget, "--", *command)  # fmt: skip
     assert code == 0, err
@@ -252,6 +253,33 @@ def test_what_exceeds_the_atlas_budget_is_not_measured_and_named(tmp_path):
 def test_a_budget_that_is_no_number_of_seconds_is_refused(tmp_path):
     code, _, err = perfatlas(tmp_path / "db", "profile", "--atlas-budget", "-1", "--", "true")
     assert code == 2 and "'-1' is not a number of seconds, 0 or more" in err
+
+
+# -- Fortran ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name, message_bytes",
+    [
+        # use mpi: rank 0 sends 4 integers to rank 1, each rank 2 doubles to the other
+        ("pa-ipm-fortran", [16, 16, 16]),
+        # use mpi_f08: rank 0 sends 3 doubles to rank 1, each rank 2 integers to the other
+        ("pa-ipm-fortran-f08", [24, 8, 8]),
+    ],
+)
+def test_a_fortran_program_gets_the_same_join(atlas_db, tmp_path, name, message_bytes):
+    program = fortran_program(name)
+    shown = profiled(atlas_db, tmp_path, 2, program=program)
+    rows = {(r["region"], r["call"]): r for r in shown["profile"]["against"]["rows"]}
+    sent = rows[("fortran", POINT_TO_POINT)]
+    assert (sent["messages"], sent["bytes"]) == (len(message_bytes), sum(message_bytes))
+    store = Store(atlas_db)
+    atlas = stored_comm_atlas(store, store.run(1)["fingerprint"])
+    [link] = sent["links"]
+    expected = sum(message_ns(atlas.pingpong[link], size) for size in message_bytes) * 1e-9
+    assert sent["predicted_s"] == pytest.approx(expected)
+    reduce = rows[("fortran", "MPI_Allreduce")]
+    each = collective_ns(atlas, "MPI_Allreduce", 2, reduce["bytes"] / reduce["messages"])
+    assert reduce["predicted_s"] == pytest.approx(reduce["messages"] * each * 1e-9)
+    assert "not joined" not in {r["verdict"] for r in rows.values()}
 
 
 # -- the noise model of the program's superstep ----------------------------------------------------
