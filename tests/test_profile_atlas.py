@@ -2,7 +2,7 @@
 programs of a known character (pa-ipm-character) profiled against an atlas measured for real
 by `perfatlas run` in the same database -- a halo exchange of large messages (bandwidth-bound),
 one of 8-byte messages and an allreduce loop (latency-bound), an exchange where one rank
-computes 3x longer (waiting) -- and the join's rules on documents made here (unexplained, not
+computes 3x longer and one where the ranks do so in turn (waiting) -- and the join's rules on documents made here (unexplained, not
 joined, bad input)."""
 
 from __future__ import annotations
@@ -94,7 +94,10 @@ def profiled(db: Path | None, folder: Path, np_: int, *args: str, atlas: str = "
     if db is not None:
         with sqlite3.connect(db) as source, sqlite3.connect(own) as copy_:
             source.backup(copy_)  # its write-ahead log too
-    command = [*mpirun(np_), str(program), *args]
+    launcher = mpirun(np_)
+    if np_ <= (os.cpu_count() or 1) and detect_flavour(launcher[0]).family == "mpich":
+        launcher += ["-bind-to", "core"]  # unbound, hydra's ranks may share a core for good
+    command = [*launcher, str(program), *args]
     code, printed, err = perfatlas(own, "profile", "--out", str(folder / "out"), "--atlas", atlas,
                                    "--atlas-budget", budget, "--", *command)  # fmt: skip
     assert code == 0, err
@@ -202,6 +205,13 @@ def test_an_exchange_where_one_rank_computes_longer_is_waiting(atlas_db, tmp_pat
     assert row["verdict"] == "waiting", row["evidence"]
     # the others wait 2 x 2 ms per iteration for the last rank
     assert row["waiting_s"] >= 0.5 * (np_ - 1) * 100 * 4e-3
+
+
+def test_an_exchange_whose_ranks_compute_longer_in_turn_is_waiting_in_turn(atlas_db, tmp_path):
+    row = only_row(profiled(atlas_db, tmp_path, 2, "turns", "200", "65536", "500"))
+    # each rank waits 1 ms every other iteration: alike, so the LBST rule sees little
+    assert row["waiting_s"] < 0.5 * row["measured_s"]
+    assert row["verdict"] == "waiting" and "arrive late in turn" in row["evidence"]
 
 
 # -- choosing the atlas ------------------------------------------------------------------------------
@@ -353,6 +363,18 @@ def test_time_the_atlas_explains_is_latency_bound_and_more_is_unexplained():
     row = atlas_join(document([too_slow, too_slow])).rows[0]
     assert row.verdict == "unexplained", row.evidence
     assert row.achieved == pytest.approx(predicted / (2 * too_slow))
+
+
+def test_calls_slower_than_the_atlas_at_the_speed_of_their_fastest_are_waiting_in_turn():
+    """Both ranks' totals alike, so no rank waits by the LBST rule; but their fastest calls
+    reach the atlas: partners late in turn (LAMMPS's ghost exchanges at np = 2 read so)."""
+    predicted = atlas_join(document([0.001, 0.001])).rows[0].predicted_s
+    slow = document([5 * LATENCY_SLACK * predicted] * 2)
+    slow["point_to_point"][0]["floor_s"] = 1.2 * predicted
+    row = atlas_join(slow).rows[0]
+    assert row.verdict == "waiting" and "arrive late in turn" in row.evidence
+    slow["point_to_point"][0]["floor_s"] = 4 * LATENCY_SLACK * predicted
+    assert atlas_join(slow).rows[0].verdict == "unexplained"
 
 
 def test_a_link_the_atlas_has_no_curve_for_is_named():

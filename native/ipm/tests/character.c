@@ -6,6 +6,9 @@
  *       times as long), then a ring halo exchange: BYTES to the right neighbour and BYTES to
  *       the left one, each by MPI_Sendrecv. Large BYTES: bandwidth-bound; 8: latency-bound; work on
  *       the last rank: the others wait.
+ *   pa-ipm-character turns ITERATIONS BYTES COMPUTE_US
+ *       the same as halo, but the rank that works 3 times as long is rank i % size in iteration
+ *       i: every rank waits in turn and all wait alike (an imbalance that alternates).
  *   pa-ipm-character allreduce ITERATIONS BYTES COMPUTE_US
  *       in region "reduce", the same work, then MPI_Allreduce of BYTES / 8 doubles (sum).
  *
@@ -61,24 +64,25 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int allreduce = argc == 5 && strcmp(argv[1], "allreduce") == 0;
+    int turns = argc == 5 && strcmp(argv[1], "turns") == 0;
     long iterations = argc == 5 ? atol(argv[2]) : 0, bytes = argc == 5 ? atol(argv[3]) : -1;
     double us = argc == 5 ? atof(argv[4]) : -1;
-    if ((!allreduce && (argc != 5 || strcmp(argv[1], "halo") != 0)) || iterations < 1 ||
+    if ((!allreduce && !turns && (argc != 5 || strcmp(argv[1], "halo") != 0)) || iterations < 1 ||
         bytes < 0 || bytes > (1L << 30) || (allreduce && bytes % 8) || us < 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: pa-ipm-character halo|allreduce ITERATIONS BYTES "
+            fprintf(stderr, "usage: pa-ipm-character halo|turns|allreduce ITERATIONS BYTES "
                             "COMPUTE_US (allreduce: BYTES a multiple of 8)\n");
         MPI_Finalize();
         return 2;
     }
     char *out = malloc((size_t)bytes + 8), *in = malloc((size_t)bytes + 8);
     int wrong = out == NULL || in == NULL;
-    double share = rank == size - 1 ? 3.0 : 1.0;
     const char *region = allreduce ? "reduce" : "exchange";
     MPI_Barrier(MPI_COMM_WORLD); /* the ranks start the region together, connected */
     MPI_Pcontrol(1, region);
     for (long i = 0; i < iterations && !wrong; i++) {
-        work(share * us);
+        int longer = turns ? (int)(i % size) : size - 1; /* the rank that works 3x as long */
+        work(rank == longer ? 3 * us : us);
         wrong |= allreduce ? reduce(size, bytes, (double *)out, (double *)in)
                            : halo(rank, size, bytes, out, in);
     }

@@ -20,7 +20,7 @@ from typing import Any
 from perfatlas.benchmarks.benchmark import get
 from perfatlas.comm.comm_atlas import UNKNOWN_LINK, CommAtlas
 from perfatlas.launch.launchers import LaunchOptions, detect_flavour, mpirun_path
-from perfatlas.machine.link_class import ACROSS_HOSTS, link_class
+from perfatlas.machine.link_class import ACROSS_HOSTS, cpu_place, link_class, pus_by_cpu
 from perfatlas.machine.topology import Machine
 from perfatlas.profile.atlas_join import atlas_join
 from perfatlas.profile.rank_placement import RankPlace
@@ -43,13 +43,21 @@ class Gap:
     why_not: str | None = None
 
 
-def _pair(places: list[RankPlace], link: str) -> tuple[int, int] | None:
-    """The CPUs of two ranks on this host whose places give `link`."""
+def _pair(places: list[RankPlace], link: str, topology: dict | None) -> tuple[int, int] | None:
+    """Two CPUs of this host whose places give `link`: those of two ranks placed so, or, where
+    two such ranks shared a CPU (unbound, they were seen on one most), that of the first and
+    another CPU of the topology that gives the link with it."""
     here = [p for p in places if p.topology == "this host" and p.cpu is not None]
+    pus = pus_by_cpu(topology)
     for i, a in enumerate(here):
         for b in here[i + 1 :]:
-            if a.cpu != b.cpu and link_class(a, b) == link:
+            if link_class(a, b) != link:
+                continue
+            if a.cpu != b.cpu:
                 return a.cpu, b.cpu  # type: ignore[return-value]
+            for cpu in sorted(pus):
+                if cpu != a.cpu and link_class(a, cpu_place(pus, a.host, cpu)) == link:
+                    return a.cpu, cpu  # type: ignore[return-value]
     return None
 
 
@@ -61,14 +69,14 @@ def _binding(cpus: tuple[int, int]) -> tuple[str, ...]:
     return ("--cpu-list", listed, "--bind-to", "cpu-list:ordered")
 
 
-def _pingpong_gap(what: str, places: list[RankPlace]) -> Gap:
+def _pingpong_gap(what: str, places: list[RankPlace], topology: dict | None) -> Gap:
     link = what.removeprefix(PINGPONG_PREFIX)
     if link == ACROSS_HOSTS:
         return Gap(what, why_not="across hosts needs the program's hosts: measure it with "
                    "'perfatlas run comm --hostfile H'")  # fmt: skip
     if link == UNKNOWN_LINK:
         return Gap(what, why_not="the ranks' places are not known")
-    cpus = _pair(places, link)
+    cpus = _pair(places, link, topology)
     if cpus is None:
         return Gap(what, why_not="no two ranks of this host are placed so")
     params = {"np": 2, "samples": SAMPLES}
@@ -86,8 +94,11 @@ def _collective_gap(what: str, tasks: int, largest: float) -> Gap:
     return Gap(what, benchmark, params)
 
 
-def atlas_gaps(document: dict, atlas: CommAtlas, places: list[RankPlace]) -> list[Gap]:
-    """What the join of `document` with `atlas` lacks, each with how to measure it."""
+def atlas_gaps(
+    document: dict, atlas: CommAtlas, places: list[RankPlace], topology: dict | None
+) -> list[Gap]:
+    """What the join of `document` with `atlas` lacks, each with how to measure it (`places`:
+    its ranks' in `topology`, this host's)."""
     join = atlas_join({**document, "atlas": atlas.document})
     sizes = {
         call["call"]: call["bytes"] / call["count"]
@@ -97,7 +108,7 @@ def atlas_gaps(document: dict, atlas: CommAtlas, places: list[RankPlace]) -> lis
     gaps = []
     for what in join.missing:
         if what.startswith(PINGPONG_PREFIX):
-            gaps.append(_pingpong_gap(what, places))
+            gaps.append(_pingpong_gap(what, places, topology))
         else:
             call = what.split(" on ")[0]
             gaps.append(_collective_gap(what, document["tasks"], sizes.get(call, 8.0)))

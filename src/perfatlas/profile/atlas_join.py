@@ -12,16 +12,23 @@ The method, per row (sums over ranks, seconds):
   the call's mean size (collective_ns); P's interval from the atlas's 95 % intervals;
 - the latency part of P: the messages times the curve's time at 1 byte; the rest is bandwidth.
 
-Verdicts: `waiting` where W is at least half of M (other ranks arrive late: imbalance); else,
-where the atlas explains the transfer time T = M - W, `latency-bound` (the latency part is most
-of P: many small messages) or `bandwidth-bound`. T is explained when it is at most LATENCY_SLACK
-times the latency part's upper end plus BANDWIDTH_SLACK times the rest's: a ping-pong's latency
-is a best case that a program's small messages rarely reach (each call's own overhead, request
-handling and matching, a partner a little late: LogGP's o and g, which a tight ping-pong loop
-overlaps), while a large transfer reaches the link's bandwidth or has a reason not to;
-else `unexplained` (slower than the machine can do: a contended link, a protocol switch, a
-noisy node); `not joined` where the atlas lacks what the row needs, which the evidence names;
-`minor` for a row of under MINOR of all rows' measured time (a start-up barrier), not judged.
+Verdicts, in this order:
+- `waiting` where W is at least half of M: other ranks arrive late (an imbalance);
+- `latency-bound` or `bandwidth-bound` where the atlas explains the transfer time T = M - W (the
+  latency part is most of P: many small messages; or not). T is explained when it is at most
+  LATENCY_SLACK times the latency part's upper end plus BANDWIDTH_SLACK times the rest's: a
+  ping-pong's latency is a best case that a program's small messages rarely reach (each call's
+  own overhead, request handling and matching, a partner a little late: LogGP's o and g, which
+  a tight ping-pong loop overlaps), while a large transfer reaches the link's bandwidth or has a
+  reason not to;
+- `waiting` too where point-to-point calls took longer than that but their calls at the speed of
+  the fastest of them (each record's count times its minimum: `floor_s`) are explained: partners
+  that arrive late in turn, an imbalance that alternates between ranks and so hides from
+  per-rank totals, or noise;
+- `unexplained` else: slower than the machine can do (a contended link, a protocol switch, a
+  noisy node);
+- `not joined` where the atlas lacks what the row needs, which the evidence names;
+- `minor` for a row of under MINOR of all rows' measured time (a start-up barrier), not judged.
 The achieved fraction of the machine is P / T (above 1: faster than the atlas's ping-pong,
 as overlapped messages can be)."""
 
@@ -220,6 +227,7 @@ def _judge(
     messages: float,
     volume: float,
     what: str,
+    floor: float | None = None,
 ) -> tuple[str, str, float | None]:
     """(verdict, evidence, achieved fraction)."""
     transfer = measured - waiting
@@ -254,6 +262,16 @@ def _judge(
             f"{seconds(transfer)} beyond waiting",
             achieved,
         )
+    if floor is not None and floor <= prediction.explains:
+        return (
+            "waiting",
+            f"{seconds(transfer)} beyond waiting on the slowest rank, but at the speed of their "
+            f"fastest calls the same calls took {seconds(floor)}, as the atlas's "
+            f"{seconds(prediction.median)}: the rest is waits on partners that arrive late in "
+            "turn (an imbalance that alternates between ranks, which per-rank totals do not "
+            "show) or noise",
+            achieved,
+        )
     slower = transfer / prediction.median if prediction.median > 0 else math.inf
     return (
         "unexplained",
@@ -274,9 +292,12 @@ def _row(
     messages: float,
     volume: float,
     links: list[str],
+    floor: float | None = None,
 ) -> JoinRow:
     what = "messages" if call == POINT_TO_POINT else "calls"
-    verdict, evidence, achieved = _judge(measured, waiting, prediction, messages, volume, what)
+    verdict, evidence, achieved = _judge(
+        measured, waiting, prediction, messages, volume, what, floor
+    )
     known = not prediction.lacking
     return JoinRow(
         region=region,
@@ -393,6 +414,7 @@ def atlas_join(document: dict) -> AtlasJoin:
                 messages,
                 volume,
                 sorted(links),
+                group.get("floor_s"),
             )
         )
     for call in document["calls"]:

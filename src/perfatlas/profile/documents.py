@@ -197,7 +197,14 @@ def _profile_spec(partial: bool) -> dict:
         ),
         "link_traffic": Optional([LINK_ROW]),
         "point_to_point": Optional(
-            [{"region": ID, "calls": [str], "rank_s": [[Number(0, MAX_FIGURE)]]}]
+            [
+                {
+                    "region": ID,
+                    "calls": [str],
+                    "rank_s": [[Number(0, MAX_FIGURE)]],
+                    "floor_s": Optional(Number(0, MAX_FIGURE)),
+                }
+            ]  # fmt: skip
         ),
         "pair_traffic": Optional(
             [
@@ -247,6 +254,7 @@ RANK_SPEC = {
             "count": COUNT,
             "bytes": COUNT,
             "total_s": NUMBER,
+            "min_s": Optional(Number(0, MAX_FIGURE)),  # its fastest call (the join's floor)
         }
     ],
     "overflow": {"count": COUNT},

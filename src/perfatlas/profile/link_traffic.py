@@ -57,10 +57,12 @@ def _row_order(item: tuple) -> tuple:
 
 def point_to_point(ranks: list[dict], document: dict) -> list[dict]:
     """Rows {"region", "calls" (the point-to-point calls made in it), "rank_s" ([[rank,
-    seconds], ...] for the ranks that made one)}."""
+    seconds], ...] for the ranks that made one), "floor_s" (each record's calls at the time of
+    its fastest call, summed: what the calls took where no call waited)}."""
     ids = {region["path"]: region["id"] for region in document["regions"]}
     seconds: dict[int, dict[int, float]] = defaultdict(lambda: defaultdict(float))
     calls: dict[int, set[str]] = defaultdict(set)
+    floor: dict[int, float] = defaultdict(float)
     for rank in ranks:
         paths = region_paths(rank)
         for record in rank["records"]:
@@ -68,10 +70,12 @@ def point_to_point(ranks: list[dict], document: dict) -> list[dict]:
             if record.get("kind") in POINT_TO_POINT_KINDS and region is not None:
                 seconds[region][rank["rank"]] += record["total_s"]
                 calls[region].add(record["call"])
+                floor[region] += record["count"] * (record.get("min_s") or 0.0)
     return [
-        {"region": r, "calls": sorted(calls[r]), "rank_s": sorted(map(list, by.items()))}
+        {"region": r, "calls": sorted(calls[r]), "rank_s": sorted(map(list, by.items())),
+         "floor_s": floor[r]}
         for r, by in sorted(seconds.items())
-    ]
+    ]  # fmt: skip
 
 
 def pair_traffic(

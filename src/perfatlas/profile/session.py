@@ -186,7 +186,7 @@ def _measure_missing(
     """--atlas auto: what the join lacks (atlas_gaps) measured now, each part a run of its own;
     returns the store's atlas, which then holds them."""
     places = rank_places(document, machine.topology, socket.gethostname())
-    gaps = atlas_gaps(document, atlas, places)
+    gaps = atlas_gaps(document, atlas, places, machine.topology)
     if not gaps:
         return atlas
     print(f"the comm atlas lacks {len(gaps)} part(s) the join needs; measuring (--atlas-budget "
