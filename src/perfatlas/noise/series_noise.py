@@ -85,8 +85,9 @@ def _core(result: Result) -> CoreNoise:
     )
 
 
-def noise_measurements(data: RunData) -> list[NoiseMeasurement]:
-    """The run's noise measurements, in the order they were stored, each with its PUs analysed."""
+def measurement_groups(data: RunData) -> dict[tuple, list[Result]]:
+    """The run's noise results by measurement, (method, quantum, duration, cpus, host) -> the
+    results of its PUs, in the order they were stored."""
     groups: dict[tuple, list[Result]] = {}
     for result in data.measured("noise"):
         p = result.params
@@ -98,8 +99,13 @@ def noise_measurements(data: RunData) -> list[NoiseMeasurement]:
             p.get("host"),
         )
         groups.setdefault(key, []).append(result)
+    return groups
+
+
+def noise_measurements(data: RunData) -> list[NoiseMeasurement]:
+    """The run's noise measurements, in the order they were stored, each with its PUs analysed."""
     measurements = []
-    for (method, quantum, duration, cpus, host), results in groups.items():
+    for (method, quantum, duration, cpus, host), results in measurement_groups(data).items():
         cores = [_core(r) for r in results]
         curves = [
             analysis.bsp_slowdown([c.series for c in cores], g) for g in analysis.GRANULARITIES_NS

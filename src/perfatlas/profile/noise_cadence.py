@@ -4,7 +4,8 @@ SC10) with the program's own superstep, at its process count and at 10 and 100 t
 
 The superstep g is the program's computation between two collective calls: each rank's CALC
 time over its collective calls, averaged over the ranks. The noise is that of the latest noise
-run of this machine (its fingerprint), the measurement of the most PUs at once. A model, said so
+run of this machine (its fingerprint), the measurement of the most PUs at once, its series only
+(the noise section's detours and spectra are not computed). A model, said so
 wherever it is shown: it leaves out communication and correlated noise, and beyond the
 independent windows the noise run measured its figure is a lower bound."""
 
@@ -13,8 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from perfatlas.noise.analysis_noise import bsp_slowdown
-from perfatlas.noise.series_noise import noise_measurements
+from perfatlas.noise.series_noise import measurement_groups, series_of
 from perfatlas.profile.analysis_profile import whole_program
+from perfatlas.profile.figure_text import seconds
 from perfatlas.store.database import Store
 from perfatlas.store.run_data import RunData
 
@@ -53,17 +55,18 @@ def noise_model(store: Store, fingerprint: str, document: dict) -> dict[str, Any
     if run_id is None:
         return {"missing": "no stored noise run of this machine (measure one: perfatlas run "
                 "quick, or perfatlas measure noise cpus=all)"}  # fmt: skip
-    measurements = noise_measurements(RunData.load(store, run_id))
-    if not measurements:
+    groups = measurement_groups(RunData.load(store, run_id))
+    if not groups:
         return {"missing": f"noise run {run_id} holds no noise series"}
-    widest = max(measurements, key=lambda m: len(m.cores))
+    (method, quantum, duration, cpus, _), widest = max(groups.items(), key=lambda kv: len(kv[1]))
+    label = f"{str(method).upper()} {seconds(quantum)}, {duration:g} s, {len(widest)} PUs at once"
     processes = tuple(scale * int(document["tasks"]) for scale in SCALES)
-    curve = bsp_slowdown([core.series for core in widest.cores], g, processes)
+    curve = bsp_slowdown([series_of(result) for result in widest], g, processes)
     if curve is None:
-        return {"missing": f"the program's superstep of {g / 1e3:.3g} us is shorter than one "
-                f"sample of noise run {run_id} ({widest.label}) or longer than it"}  # fmt: skip
+        return {"missing": f"the program's superstep of {seconds(g * 1e-9)} is shorter than one "
+                f"sample of noise run {run_id} ({label}) or longer than it"}  # fmt: skip
     return {
-        "source": f"noise run {run_id}: {widest.label}",
+        "source": f"noise run {run_id}: {label}",
         "superstep_ns": g,
         "window_ns": curve.window_ns,
         "processes": [int(p) for p in curve.processes],
