@@ -8,8 +8,9 @@ The method, per row (sums over ranks, seconds):
   rank's time in the region's sends, receives and waits less the least rank's);
 - predicted P: point-to-point, each message once, at its sender, its one-way ping-pong time at
   its size on its link class (perfatlas.comm.comm_atlas.message_ns; a bucket's messages at their
-  mean size); a collective, its calls times the atlas's time at the program's process count and
-  the call's mean size (collective_ns); P's interval from the atlas's 95 % intervals;
+  mean size); a collective, its calls times the atlas's time at the program's process count (a
+  call's communicator is not recorded: MPI_COMM_WORLD's size is taken) and the call's mean size
+  (collective_ns); P's interval from the atlas's 95 % intervals;
 - the latency part of P: the messages times the curve's time at 1 byte; the rest is bandwidth.
 
 Verdicts, in this order:
