@@ -384,7 +384,10 @@ def atlas_join(document: dict) -> AtlasJoin:
     `perfatlas profile`)."""
     atlas_document = document.get("atlas")
     if not atlas_document:
-        return AtlasJoin(reason="the profile carries no comm atlas (profiled with --atlas none)")
+        return AtlasJoin(
+            reason="the profile carries no comm atlas (profiled with --atlas none, or by a "
+            "perfatlas older than the join)"
+        )
     if atlas_document.get("missing"):
         return AtlasJoin(reason=str(atlas_document["missing"]))
     atlas = CommAtlas.of_document(atlas_document)
