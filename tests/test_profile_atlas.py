@@ -32,7 +32,7 @@ from perfatlas.comm.comm_atlas import (
     stored_comm_atlas,
 )
 from perfatlas.common.errors import UserError
-from perfatlas.launch.launchers import detect_flavour
+from perfatlas.launch.launchers import detect_flavour, mpi_family
 from perfatlas.launch.native import bin_dir
 from perfatlas.machine.link_class import LINK_CLASSES
 from perfatlas.noise.analysis_noise import bsp_slowdown
@@ -146,6 +146,16 @@ def test_the_stored_atlas_holds_the_ping_pong_on_its_link_class(atlas_db):
 
 def test_another_machine_s_atlas_is_not_this_one_s(atlas_db):
     assert stored_comm_atlas(Store(atlas_db), "another fingerprint").empty
+
+
+def test_another_mpi_s_atlas_is_not_this_one_s(atlas_db):
+    store = Store(atlas_db)
+    fingerprint = store.run(1)["fingerprint"]
+    [pingpong] = store.results(1, "comm.pingpong")[:1]
+    family = mpi_family(pingpong.document["placement"]["mpi_library"])
+    other = {"openmpi": "mpich", "mpich": "openmpi"}[family]
+    assert not stored_comm_atlas(store, fingerprint, family).empty
+    assert stored_comm_atlas(store, fingerprint, other).empty
 
 
 # -- verdicts on programs of a known character ------------------------------------------------------
@@ -349,7 +359,7 @@ def document(seconds_per_rank: list[float], link: str | None = "same package") -
                 "rank_s": [[r, s] for r, s in enumerate(seconds_per_rank)],
             }
         ],  # fmt: skip
-        "atlas": CommAtlas("f", {"same package": CURVE}, sources=["made here"]).document,
+        "atlas": CommAtlas("f", pingpong={"same package": CURVE}, sources=["made here"]).document,
     }
 
 
@@ -386,7 +396,7 @@ def test_a_link_the_atlas_has_no_curve_for_is_named():
 
 def test_an_atlas_whose_points_are_not_times_is_refused_with_its_field(tmp_path):
     good = profile_document()
-    good["atlas"] = CommAtlas("f", {"same package": CURVE}).document
+    good["atlas"] = CommAtlas("f", pingpong={"same package": CURVE}).document
     check_profile(copy.deepcopy(good), tmp_path / "p.json")
     bad = copy.deepcopy(good)
     bad["atlas"]["pingpong"]["same package"][1] = [1024, 2000.0, 0.0, 2200.0]

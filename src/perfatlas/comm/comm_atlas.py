@@ -23,6 +23,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+from perfatlas.launch.launchers import mpi_family
 from perfatlas.machine.link_class import LINK_CLASSES, cpu_place, link_class, pus_by_cpu
 from perfatlas.store.database import Store
 
@@ -87,6 +88,10 @@ def _said(benchmark: str, parts: dict, name: Callable[[Any], str]) -> str:
     )
 
 
+def _family(document: dict) -> str:
+    return mpi_family(str((document.get("placement") or {}).get("mpi_library") or ""))
+
+
 def pingpong_link(document: dict, topology: dict | None, here: str | None) -> str:
     """The link class between a ping-pong's two ranks (placement.involved), placed with the
     run's topology (`here`: the host it describes; ranks elsewhere are placed with it too)."""
@@ -105,6 +110,7 @@ class CommAtlas:
     """A machine's stored comm figures, as `document` writes them."""
 
     fingerprint: str | None = None
+    mpi: str | None = None  # the MPI family it was measured with, where one was asked for
     pingpong: dict[str, list[list[float]]] = field(default_factory=dict)  # link -> [[B, m, lo, hi]]
     allreduce: list[list[float]] = field(default_factory=list)  # [[P, bytes, m, lo, hi]]
     barrier: list[list[float]] = field(default_factory=list)  # [[P, m, lo, hi]]
@@ -114,6 +120,7 @@ class CommAtlas:
     def document(self) -> dict[str, Any]:
         return {
             "fingerprint": self.fingerprint,
+            "mpi": self.mpi,
             "pingpong": self.pingpong,
             "allreduce": self.allreduce,
             "barrier": self.barrier,
@@ -126,6 +133,7 @@ class CommAtlas:
         curves = (document.get("pingpong") or {}).items()
         return cls(
             document.get("fingerprint"),
+            document.get("mpi"),
             {k: v for k, v in curves if k in (*LINK_CLASSES, UNKNOWN_LINK) and v},
             list(document.get("allreduce") or []),
             list(document.get("barrier") or []),
@@ -137,17 +145,22 @@ class CommAtlas:
         return not (self.pingpong or self.allreduce or self.barrier)
 
 
-def stored_comm_atlas(store: Store, fingerprint: str) -> CommAtlas:
-    """The comm atlas of machine `fingerprint` in `store`; a part not stored is empty and its
-    source sentence says so."""
-    atlas = CommAtlas(fingerprint)
+def stored_comm_atlas(store: Store, fingerprint: str, mpi: str | None = None) -> CommAtlas:
+    """The comm atlas of machine `fingerprint` in `store`, of the MPI family `mpi` only where
+    given ("openmpi", "mpich": another MPI's latencies are not this one's); a part not stored is
+    empty and its source sentence says so."""
+    atlas = CommAtlas(fingerprint, mpi=mpi)
+
+    def of_mpi(benchmark: str) -> list[_Row]:
+        found = _rows(store, fingerprint, benchmark)
+        return [row for row in found if mpi is None or _family(row.document) == mpi]
 
     def link(row: _Row) -> str | None:
         if row.params.get("direction", "uni") != "uni" or "bytes" not in row.params:
             return None
         return pingpong_link(row.document, row.topology, row.host)
 
-    links = _latest_per(_rows(store, fingerprint, "comm.pingpong"), link)
+    links = _latest_per(of_mpi("comm.pingpong"), link)
     for name, (_, rows) in sorted(links.items()):
         sizes: dict[int, list[float]] = {}
         for row in rows:
@@ -158,7 +171,7 @@ def stored_comm_atlas(store: Store, fingerprint: str) -> CommAtlas:
     def processes(row: _Row) -> int | None:
         return int(row.params["processes"]) if "processes" in row.params else None
 
-    reduce = _latest_per(_rows(store, fingerprint, "comm.allreduce"), processes)
+    reduce = _latest_per(of_mpi("comm.allreduce"), processes)
     points: dict[tuple[int, int], list[float]] = {}
     for p, (_, rows) in reduce.items():
         for row in rows:
@@ -166,7 +179,7 @@ def stored_comm_atlas(store: Store, fingerprint: str) -> CommAtlas:
                 points.setdefault((p, int(row.params["bytes"])), row.figures)
     atlas.allreduce = [[p, b, *f] for (p, b), f in sorted(points.items())]
     atlas.sources.append(_said("comm.allreduce", reduce, lambda p: f"P={p}"))
-    barrier = _latest_per(_rows(store, fingerprint, "comm.barrier"), processes)
+    barrier = _latest_per(of_mpi("comm.barrier"), processes)
     atlas.barrier = [[p, *rows[0].figures] for p, (_, rows) in sorted(barrier.items())]
     atlas.sources.append(_said("comm.barrier", barrier, lambda p: f"P={p}"))
     return atlas

@@ -205,11 +205,17 @@ def detect_flavour(mpirun: str) -> MpiFlavour:
         raise UserError(f"{mpirun} --version failed ({error}); {MPI_MISSING}") from None
     text = (done.stdout + done.stderr).strip()
     first = text.splitlines()[0] if text else mpirun
+    return MpiFlavour(mpi_family(text), first)
+
+
+def mpi_family(text: str) -> str:
+    """ "openmpi", "mpich" (hydra, Intel MPI) or "unknown", from a launcher's `--version` or an
+    MPI library's version string (MPI_Get_library_version)."""
     if "Open MPI" in text or "OpenRTE" in text:
-        return MpiFlavour("openmpi", first)
+        return "openmpi"
     if "HYDRA" in text or "MPICH" in text or "Intel(R) MPI" in text:
-        return MpiFlavour("mpich", first)
-    return MpiFlavour("unknown", first)
+        return "mpich"
+    return "unknown"
 
 
 _SIGNAL = re.compile(

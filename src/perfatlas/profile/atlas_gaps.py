@@ -23,6 +23,7 @@ from perfatlas.launch.launchers import LaunchOptions, detect_flavour, mpirun_pat
 from perfatlas.machine.link_class import ACROSS_HOSTS, cpu_place, link_class, pus_by_cpu
 from perfatlas.machine.topology import Machine
 from perfatlas.profile.atlas_join import atlas_join
+from perfatlas.profile.command import FAMILY_NAMES
 from perfatlas.profile.rank_placement import RankPlace
 from perfatlas.run.executor import get_executor
 from perfatlas.run.runner import Runner
@@ -116,11 +117,25 @@ def atlas_gaps(
 
 
 def measure_gaps(
-    gaps: list[Gap], store: Store, machine: Machine, budget_s: float, argv: list[str]
+    gaps: list[Gap],
+    store: Store,
+    machine: Machine,
+    budget_s: float,
+    argv: list[str],
+    atlas_mpi: str | None = None,
 ) -> list[str]:
     """Measure what can be of `gaps`, each in a run of its own, the estimated time of all of it
-    within `budget_s`; returns a sentence per gap: measured (run N, seconds) or why not."""
+    within `budget_s`, with perfatlas's launcher where its MPI is `atlas_mpi` (the program's;
+    None: any); returns a sentence per gap: measured (run N, seconds) or why not."""
     said, spent = [], 0.0
+    ours = detect_flavour(mpirun_path()).family
+    if atlas_mpi is not None and ours != atlas_mpi:
+        return [
+            f"{gap.what}: not measured, perfatlas's launcher runs {FAMILY_NAMES.get(ours, ours)}, "
+            f"the program {FAMILY_NAMES.get(atlas_mpi, atlas_mpi)} (measure with "
+            "PERFATLAS_MPIRUN and PERFATLAS_BIN_DIR of that MPI)"
+            for gap in gaps
+        ]
     for gap in gaps:
         if gap.benchmark is None:
             said.append(f"{gap.what}: not measured, {gap.why_not}")

@@ -20,8 +20,9 @@ Verdicts, in this order:
   LATENCY_SLACK times the latency part's upper end plus BANDWIDTH_SLACK times the rest's: a
   ping-pong's latency is a best case that a program's small messages rarely reach (each call's
   own overhead, request handling and matching, a partner a little late: LogGP's o and g, which
-  a tight ping-pong loop overlaps), while a large transfer reaches the link's bandwidth or has a
-  reason not to;
+  a tight ping-pong loop overlaps), while a large transfer reaches the link's bandwidth but for
+  sharing it: an exchange moves both directions at once through the same memory or link, where
+  the unidirectional curve's bandwidth is shared (up to twice its time);
 - `waiting` too where point-to-point calls took longer than that but their calls at the speed of
   the fastest of them (each record's count times its minimum: `floor_s`) are explained: partners
   that arrive late in turn, an imbalance that alternates between ranks and so hides from
@@ -50,11 +51,12 @@ from perfatlas.comm.comm_atlas import (
     message_ns,
 )
 from perfatlas.common.units import format_number, format_size
+from perfatlas.profile.command import FAMILY_NAMES
 from perfatlas.profile.figure_text import region_labels, seconds
 
 WAITING = 0.5  # the share of the measured time beyond the least rank's that makes it waiting
 LATENCY_SLACK = 4.0  # how far above the atlas's latency a small message's time is explained
-BANDWIDTH_SLACK = 1.5  # how far above the atlas's time a large transfer's is explained
+BANDWIDTH_SLACK = 2.0  # how far above the atlas's time a large transfer's is explained
 POINT_TO_POINT = "point-to-point"
 MINOR = 0.01  # a row of less of all rows' measured time is listed, not judged
 VERDICTS = ("latency-bound", "bandwidth-bound", "waiting", "unexplained", "not joined", "minor")
@@ -147,6 +149,13 @@ class AtlasJoin:
     reason: str | None = None  # why there is no join
     noise: dict[str, Any] = field(default_factory=dict)  # the atlas's BSP model (noise_cadence)
     pairs: list[PairJoin] = field(default_factory=list)  # the heaviest, the most bytes first
+    mpi: str | None = None  # the MPI family of the atlas ("openmpi", "mpich"; None: any)
+
+    @property
+    def sources_text(self) -> str:
+        """Where the atlas comes from, as the views write it: "(Open MPI) comm.pingpong ..."."""
+        of = f"({FAMILY_NAMES.get(self.mpi, self.mpi)}) " if self.mpi else ""
+        return of + "; ".join(self.sources)
 
     def document(self) -> dict[str, Any]:
         return asdict(self)
@@ -445,4 +454,4 @@ def atlas_join(document: dict) -> AtlasJoin:
     missing = sorted({lack for row in rows for lack in row.lacking})
     noise = atlas_document.get("noise") or {}
     pairs = [_pair(pair, atlas) for pair in document.get("pair_traffic") or []]
-    return AtlasJoin(rows, atlas.sources, missing, noise=noise, pairs=pairs)
+    return AtlasJoin(rows, atlas.sources, missing, noise=noise, pairs=pairs, mpi=atlas.mpi)

@@ -105,6 +105,7 @@ LINK_ROW = {  # messages of one region, call, size bucket and link class (link_t
 POINT = [Number(0, MAX_FIGURE)]
 ATLAS = {
     "fingerprint": Optional(str),
+    "mpi": Optional(str),
     "pingpong": Optional({link: Optional([POINT]) for link in (*LINK_CLASSES, UNKNOWN_LINK)}),
     "allreduce": Optional([POINT]),
     "barrier": Optional([POINT]),

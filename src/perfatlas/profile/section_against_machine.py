@@ -62,7 +62,7 @@ def _table(join: AtlasJoin) -> Table:
         caption="Each region's point-to-point traffic and each collective call against what "
         "this machine's comm atlas says it needs: time summed over the ranks; waiting is the "
         "part beyond the least rank's time (LBST); achieved is the atlas's time over the "
-        "measured time beyond waiting. Atlas: " + "; ".join(join.sources) + "." + missing,
+        "measured time beyond waiting. Atlas: " + join.sources_text + "." + missing,
         numeric=(1, 2, 4, 5, 6, 7),
     )
 

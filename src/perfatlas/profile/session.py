@@ -23,7 +23,7 @@ from perfatlas.common.signal_names import signal_name
 from perfatlas.common.text_file import write_text_file
 from perfatlas.machine.topology import Machine
 from perfatlas.profile.atlas_gaps import atlas_gaps, measure_gaps
-from perfatlas.profile.command import ProfiledCommand, profiled
+from perfatlas.profile.command import FAMILY_NAMES, ProfiledCommand, profiled
 from perfatlas.profile.documents import PROFILE_FILE, RANK_PATTERN
 from perfatlas.profile.noise_cadence import noise_model
 from perfatlas.profile.profile_files import read_folder
@@ -157,17 +157,19 @@ def ending(program: str, status: int) -> str:
     return f"{program} exited with status {status}"
 
 
-def atlas_for(store: Store, fingerprint: str, how: str) -> CommAtlas | None:
-    """The comm atlas the profile is joined with (--atlas): none, or this machine's stored one;
-    `stored` refuses, before the program runs, a store that holds none of this machine."""
+def atlas_for(store: Store, fingerprint: str, how: str, mpi: str | None) -> CommAtlas | None:
+    """The comm atlas the profile is joined with (--atlas): none, or this machine's stored one
+    of the program's MPI (`mpi`, its family; None for a program started without a launcher:
+    any); `stored` refuses, before the program runs, a store that holds none."""
     if how == "none":
         return None
-    atlas = stored_comm_atlas(store, fingerprint)
+    atlas = stored_comm_atlas(store, fingerprint, mpi)
     if atlas.empty and how == "stored":
+        of = f" measured with {FAMILY_NAMES.get(mpi, mpi)}" if mpi else ""
         raise UserError(
             f"--atlas stored: {store.path} holds no comm atlas of this machine (fingerprint "
-            f"{fingerprint}): measure one with 'perfatlas run --suite comm', or give --atlas "
-            "auto or none"
+            f"{fingerprint}){of}: measure one with 'perfatlas run comm', or give --atlas auto "
+            "or none"
         )
     return atlas
 
@@ -192,12 +194,12 @@ def _measure_missing(
     print(f"the comm atlas lacks {len(gaps)} part(s) the join needs; measuring (--atlas-budget "
           f"{budget:g} s)")  # fmt: skip
     try:
-        said = measure_gaps(gaps, store, machine, budget, argv)
+        said = measure_gaps(gaps, store, machine, budget, argv, atlas.mpi)
     except UserError as error:
         said = [f"not measured: {error}"]
     for sentence in said:
         print(f"  {sentence}")
-    return stored_comm_atlas(store, machine.fingerprint)
+    return stored_comm_atlas(store, machine.fingerprint, atlas.mpi)
 
 
 def profile(
@@ -224,7 +226,7 @@ def profile(
     with Background(report.prepare) as report_ready:
         detected = Machine.detect()
         machine = MachineRecord.of(detected)
-        atlas = atlas_for(store, machine.fingerprint, atlas_how)
+        atlas = atlas_for(store, machine.fingerprint, atlas_how, prepared.mpi)
         ended = run(prepared)
         document = _profile_written(folder, command, created, prepared, ended, machine)
         status = _status(ended)

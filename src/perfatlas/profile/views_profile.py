@@ -185,7 +185,7 @@ def print_against(join: AtlasJoin) -> None:
         escape(
             "time summed over the ranks; waiting: beyond the least rank's time (LBST); "
             "achieved: the atlas's time over the measured time beyond waiting; atlas: "
-            f"{'; '.join(join.sources)}{missing}"
+            f"{join.sources_text}{missing}"
         ),
     )
     console.print(table)
