@@ -226,7 +226,13 @@ def profile(
     with Background(report.prepare) as report_ready:
         detected = Machine.detect()
         machine = MachineRecord.of(detected)
-        atlas = atlas_for(store, machine.fingerprint, atlas_how, prepared.mpi)
+        try:
+            atlas = atlas_for(store, machine.fingerprint, atlas_how, prepared.mpi)
+        except UserError:  # before the program: the folder made for it goes again
+            if created:
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+            raise
         ended = run(prepared)
         document = _profile_written(folder, command, created, prepared, ended, machine)
         status = _status(ended)
