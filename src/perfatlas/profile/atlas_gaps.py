@@ -22,7 +22,7 @@ from perfatlas.comm.comm_atlas import UNKNOWN_LINK, CommAtlas
 from perfatlas.launch.launchers import LaunchOptions, detect_flavour, mpirun_path
 from perfatlas.machine.link_class import ACROSS_HOSTS, cpu_place, link_class, pus_by_cpu
 from perfatlas.machine.topology import Machine
-from perfatlas.profile.atlas_join import atlas_join
+from perfatlas.profile.atlas_join import LACKING_CURVE, atlas_join
 from perfatlas.profile.command import FAMILY_NAMES
 from perfatlas.profile.rank_placement import RankPlace
 from perfatlas.run.executor import get_executor
@@ -30,7 +30,6 @@ from perfatlas.run.runner import Runner
 from perfatlas.store.database import Store
 
 SUITE = "profile atlas"
-PINGPONG_PREFIX = "ping-pong curve on "
 COLLECTIVE_BENCHMARKS = {"MPI_Allreduce": "comm.allreduce", "MPI_Barrier": "comm.barrier"}
 SAMPLES = 7  # per point: enough for a median's 95 % interval, few enough to stay quick
 
@@ -71,7 +70,7 @@ def _binding(cpus: tuple[int, int]) -> tuple[str, ...]:
 
 
 def _pingpong_gap(what: str, places: list[RankPlace], topology: dict | None) -> Gap:
-    link = what.removeprefix(PINGPONG_PREFIX)
+    link = what.removeprefix(LACKING_CURVE)
     if link == ACROSS_HOSTS:
         return Gap(what, why_not="across hosts needs the program's hosts: measure it with "
                    "'perfatlas run comm --hostfile H'")  # fmt: skip
@@ -108,7 +107,7 @@ def atlas_gaps(
     }
     gaps = []
     for what in join.missing:
-        if what.startswith(PINGPONG_PREFIX):
+        if what.startswith(LACKING_CURVE):
             gaps.append(_pingpong_gap(what, places, topology))
         else:
             call = what.split(" on ")[0]

@@ -58,6 +58,7 @@ WAITING = 0.5  # the share of the measured time beyond the least rank's that mak
 LATENCY_SLACK = 4.0  # how far above the atlas's latency a small message's time is explained
 BANDWIDTH_SLACK = 2.0  # how far above the atlas's time a large transfer's is explained
 POINT_TO_POINT = "point-to-point"
+LACKING_CURVE = "ping-pong curve on "  # what a row lacks: "ping-pong curve on across hosts"
 MINOR = 0.01  # a row of less of all rows' measured time is listed, not judged
 VERDICTS = ("latency-bound", "bandwidth-bound", "waiting", "unexplained", "not joined", "minor")
 
@@ -204,7 +205,7 @@ def _point_to_point(
         volume += row["bytes"]
         curve = atlas.pingpong.get(link)
         if curve is None:
-            prediction.lacking.append(f"ping-pong curve on {link}")
+            prediction.lacking.append(f"{LACKING_CURVE}{link}")
             continue
         size = row["bytes"] / row["messages"] if row["messages"] else 0.0
         latency = _message_figures(curve, 1.0)
