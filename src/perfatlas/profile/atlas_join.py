@@ -60,7 +60,6 @@ BANDWIDTH_SLACK = 2.0  # how far above the atlas's time a large transfer's is ex
 POINT_TO_POINT = "point-to-point"
 LACKING_CURVE = "ping-pong curve on "  # what a row lacks: "ping-pong curve on across hosts"
 MINOR = 0.01  # a row of less of all rows' measured time is listed, not judged
-VERDICTS = ("latency-bound", "bandwidth-bound", "waiting", "unexplained", "not joined", "minor")
 
 
 @dataclass(frozen=True)
