@@ -9,6 +9,10 @@
  *   pa-ipm-character turns ITERATIONS BYTES COMPUTE_US
  *       the same as halo, but the rank that works 3 times as long is rank i % size in iteration
  *       i: every rank waits in turn and all wait alike (an imbalance that alternates).
+ *   pa-ipm-character pairs ITERATIONS BYTES COMPUTE_US
+ *       in region "exchange", the same work, then BYTES both ways with the partner rank
+ *       (rank + size / 2) % size and 8 bytes both ways with the neighbour rank ^ 1, each by
+ *       MPI_Sendrecv: heavy pairs and light ones, for the placement what-if (an even size).
  *   pa-ipm-character allreduce ITERATIONS BYTES COMPUTE_US
  *       in region "reduce", the same work, then MPI_Allreduce of BYTES / 8 doubles (sum).
  *
@@ -48,6 +52,21 @@ static int halo(int rank, int size, long bytes, char *out, char *in)
     return wrong;
 }
 
+/* BYTES both ways with one peer; whether what came back is wrong. */
+static int exchange(int rank, int peer, long bytes, char *out, char *in)
+{
+    memset(out, 'a' + rank % 26, (size_t)bytes);
+    MPI_Sendrecv(out, (int)bytes, MPI_CHAR, peer, 3, in, (int)bytes, MPI_CHAR, peer, 3,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    return bytes > 0 && (in[0] != 'a' + peer % 26 || in[bytes - 1] != 'a' + peer % 26);
+}
+
+static int pairs(int rank, int size, long bytes, char *out, char *in)
+{
+    return exchange(rank, (rank + size / 2) % size, bytes, out, in) |
+           exchange(rank, rank ^ 1, 8, out, in);
+}
+
 static int reduce(int size, long bytes, double *out, double *in)
 {
     long n = bytes / 8;
@@ -65,13 +84,16 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int allreduce = argc == 5 && strcmp(argv[1], "allreduce") == 0;
     int turns = argc == 5 && strcmp(argv[1], "turns") == 0;
+    int paired = argc == 5 && strcmp(argv[1], "pairs") == 0;
     long iterations = argc == 5 ? atol(argv[2]) : 0, bytes = argc == 5 ? atol(argv[3]) : -1;
     double us = argc == 5 ? atof(argv[4]) : -1;
-    if ((!allreduce && !turns && (argc != 5 || strcmp(argv[1], "halo") != 0)) || iterations < 1 ||
-        bytes < 0 || bytes > (1L << 30) || (allreduce && bytes % 8) || us < 0) {
+    if ((!allreduce && !turns && !paired && (argc != 5 || strcmp(argv[1], "halo") != 0)) ||
+        iterations < 1 || bytes < 0 || bytes > (1L << 30) || (allreduce && bytes % 8) || us < 0 ||
+        (paired && size % 2)) {
         if (rank == 0)
-            fprintf(stderr, "usage: pa-ipm-character halo|turns|allreduce ITERATIONS BYTES "
-                            "COMPUTE_US (allreduce: BYTES a multiple of 8)\n");
+            fprintf(stderr, "usage: pa-ipm-character halo|turns|pairs|allreduce ITERATIONS BYTES "
+                            "COMPUTE_US (allreduce: BYTES a multiple of 8; pairs: an even "
+                            "number of ranks)\n");
         MPI_Finalize();
         return 2;
     }
@@ -83,8 +105,10 @@ int main(int argc, char **argv)
     for (long i = 0; i < iterations && !wrong; i++) {
         int longer = turns ? (int)(i % size) : size - 1; /* the rank that works 3x as long */
         work(rank == longer ? 3 * us : us);
-        wrong |= allreduce ? reduce(size, bytes, (double *)out, (double *)in)
-                           : halo(rank, size, bytes, out, in);
+        if (allreduce)
+            wrong |= reduce(size, bytes, (double *)out, (double *)in);
+        else
+            wrong |= paired ? pairs(rank, size, bytes, out, in) : halo(rank, size, bytes, out, in);
     }
     MPI_Pcontrol(-1, region);
     if (wrong)

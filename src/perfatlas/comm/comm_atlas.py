@@ -6,90 +6,35 @@ What it holds, each part from the latest run of the machine (its fingerprint) th
 (a link class, a process count):
 - one-way ping-pong time against message size, per link class (perfatlas.machine.link_class:
   the two ranks' places in the run's topology), median and 95 % interval per size;
-- MPI_Allreduce time against process count and size, MPI_Barrier time against process count.
+- MPI_Allreduce time against process count and size, MPI_Barrier time against process count;
+- each pair of hosts measured alone (perfatlas.comm.host_links): a slow host's link.
 
 An atlas travels as a JSON object (`atlas.document`), carried by the documents modelled with it
 so that a stored result keeps the atlas it was modelled with. Interpolation is piecewise linear
-in log-log (sizes) and in log2 P (processes), held constant beyond the ends but for message
+in log-log (sizes; perfatlas.comm.curve_interpolation) and in log2 P (processes), held constant beyond the ends but for message
 sizes above the largest measured, which extrapolate at its time per byte.
 """
 
 from __future__ import annotations
 
-import bisect
-import json
 import math
-from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from perfatlas.launch.launchers import mpi_family
+from perfatlas.comm.atlas_rows import (
+    StoredRow,
+    family_of,
+    latest_per,
+    sources_sentence,
+    stored_rows,
+)
+from perfatlas.comm.curve_interpolation import HIGH, LOW, MEDIAN, between, message_ns
+from perfatlas.comm.host_links import HostLink, stored_host_links
 from perfatlas.machine.link_class import LINK_CLASSES, cpu_place, link_class, pus_by_cpu
 from perfatlas.store.database import Store
 
 ALLREDUCE_BYTES = 8  # app.hydro's time-step reduction: one double per rank
 UNKNOWN_LINK = "unknown link"  # a ping-pong whose ranks' places the document does not tell
-MEDIAN, LOW, HIGH = 0, 1, 2  # a point's figures: [median, interval low, interval high]
-
-
-@dataclass(frozen=True)
-class _Row:
-    run_id: int
-    params: dict
-    figures: list[float]  # MEDIAN, LOW, HIGH (an interval missing is the median)
-    document: dict
-    topology: dict | None
-    host: str | None
-
-
-def _rows(store: Store, fingerprint: str, benchmark: str) -> list[_Row]:
-    """The latency results of `benchmark` of machine `fingerprint`, the latest run first."""
-    rows = store.db.execute(
-        "SELECT results.run_id, results.params, results.median, results.ci_lo, results.ci_hi, "
-        "results.document, runs.topology, runs.host FROM results JOIN runs ON runs.id = "
-        "results.run_id WHERE results.benchmark = ? AND results.metric = 'latency_ns' AND "
-        "results.median IS NOT NULL AND results.not_measurable IS NULL AND runs.fingerprint = ? "
-        "ORDER BY results.run_id DESC, results.id",
-        (benchmark, fingerprint),
-    ).fetchall()
-    found = []
-    for run_id, params, median, low, high, document, topology, host in rows:
-        figures = [float(median), float(low if low is not None else median)]
-        figures.append(float(high if high is not None else median))
-        topology = json.loads(topology) if topology else None
-        found.append(
-            _Row(run_id, json.loads(params), figures, json.loads(document), topology, host)
-        )
-    return found
-
-
-def _latest_per(rows: list[_Row], key: Callable[[_Row], Hashable | None]) -> dict:
-    """key -> (run id, rows): of each key, the rows of the latest run that measured it."""
-    found: dict[Hashable, tuple[int, list[_Row]]] = {}
-    for row in rows:
-        group = key(row)
-        if group is None:
-            continue
-        run, members = found.setdefault(group, (row.run_id, []))
-        if row.run_id == run:
-            members.append(row)
-    return found
-
-
-def _said(benchmark: str, parts: dict, name: Callable[[Any], str]) -> str:
-    """Where each part comes from: "comm.barrier of run 3 (P=2, P=4)"."""
-    if not parts:
-        return f"no stored {benchmark} of this machine"
-    runs: dict[int, list[str]] = {}
-    for group, (run, _) in sorted(parts.items(), key=lambda kv: str(kv[0])):
-        runs.setdefault(run, []).append(name(group))
-    return "; ".join(
-        f"{benchmark} of run {run} ({', '.join(groups)})" for run, groups in sorted(runs.items())
-    )
-
-
-def _family(document: dict) -> str:
-    return mpi_family(str((document.get("placement") or {}).get("mpi_library") or ""))
 
 
 def pingpong_link(document: dict, topology: dict | None, here: str | None) -> str:
@@ -115,6 +60,7 @@ class CommAtlas:
     allreduce: list[list[float]] = field(default_factory=list)  # [[P, bytes, m, lo, hi]]
     barrier: list[list[float]] = field(default_factory=list)  # [[P, m, lo, hi]]
     sources: list[str] = field(default_factory=list)  # where each part comes from, or is missing
+    host_links: list[HostLink] = field(default_factory=list)  # pairs of hosts measured alone
 
     @property
     def document(self) -> dict[str, Any]:
@@ -125,6 +71,7 @@ class CommAtlas:
             "allreduce": self.allreduce,
             "barrier": self.barrier,
             "sources": self.sources,
+            "host_links": [link.document for link in self.host_links],
         }
 
     @classmethod
@@ -138,6 +85,7 @@ class CommAtlas:
             list(document.get("allreduce") or []),
             list(document.get("barrier") or []),
             list(document.get("sources") or []),
+            [HostLink.of_document(link) for link in document.get("host_links") or []],
         )
 
     @property
@@ -151,37 +99,41 @@ def stored_comm_atlas(store: Store, fingerprint: str, mpi: str | None = None) ->
     empty and its source sentence says so."""
     atlas = CommAtlas(fingerprint, mpi=mpi)
 
-    def of_mpi(benchmark: str) -> list[_Row]:
-        found = _rows(store, fingerprint, benchmark)
-        return [row for row in found if mpi is None or _family(row.document) == mpi]
+    def of_mpi(benchmark: str) -> list[StoredRow]:
+        found = stored_rows(store, fingerprint, benchmark)
+        return [row for row in found if mpi is None or family_of(row.document) == mpi]
 
-    def link(row: _Row) -> str | None:
+    def link(row: StoredRow) -> str | None:
         if row.params.get("direction", "uni") != "uni" or "bytes" not in row.params:
             return None
         return pingpong_link(row.document, row.topology, row.host)
 
-    links = _latest_per(of_mpi("comm.pingpong"), link)
+    links = latest_per(of_mpi("comm.pingpong"), link)
     for name, (_, rows) in sorted(links.items()):
         sizes: dict[int, list[float]] = {}
         for row in rows:
             sizes.setdefault(int(row.params["bytes"]), row.figures)
         atlas.pingpong[name] = [[b, *f] for b, f in sorted(sizes.items())]
-    atlas.sources.append(_said("comm.pingpong", links, str))
+    atlas.sources.append(sources_sentence("comm.pingpong", links, str))
 
-    def processes(row: _Row) -> int | None:
+    def processes(row: StoredRow) -> int | None:
         return int(row.params["processes"]) if "processes" in row.params else None
 
-    reduce = _latest_per(of_mpi("comm.allreduce"), processes)
+    reduce = latest_per(of_mpi("comm.allreduce"), processes)
     points: dict[tuple[int, int], list[float]] = {}
     for p, (_, rows) in reduce.items():
         for row in rows:
             if "bytes" in row.params:
                 points.setdefault((p, int(row.params["bytes"])), row.figures)
     atlas.allreduce = [[p, b, *f] for (p, b), f in sorted(points.items())]
-    atlas.sources.append(_said("comm.allreduce", reduce, lambda p: f"P={p}"))
-    barrier = _latest_per(of_mpi("comm.barrier"), processes)
+    atlas.sources.append(sources_sentence("comm.allreduce", reduce, lambda p: f"P={p}"))
+    barrier = latest_per(of_mpi("comm.barrier"), processes)
     atlas.barrier = [[p, *rows[0].figures] for p, (_, rows) in sorted(barrier.items())]
-    atlas.sources.append(_said("comm.barrier", barrier, lambda p: f"P={p}"))
+    atlas.sources.append(sources_sentence("comm.barrier", barrier, lambda p: f"P={p}"))
+    atlas.host_links = stored_host_links(store, fingerprint, mpi)
+    if atlas.host_links:
+        pairs = "; ".join(f"{' - '.join(link.hosts)}: {link.source}" for link in atlas.host_links)
+        atlas.sources.append(f"pairs of hosts measured alone ({pairs})")
     return atlas
 
 
@@ -205,43 +157,19 @@ def stored_atlas(store: Store, fingerprint: str) -> dict[str, Any]:
     return {"pingpong": pingpong, "allreduce": allreduce, "source": "; ".join(said)}
 
 
-def _between(x: float, xs: list[float], ys: list[float]) -> float:
-    """Linear interpolation of (xs, ys) at x, held at the ends."""
-    if x <= xs[0]:
-        return ys[0]
-    if x >= xs[-1]:
-        return ys[-1]
-    i = bisect.bisect_right(xs, x)
-    share = (x - xs[i - 1]) / (xs[i] - xs[i - 1])
-    return ys[i - 1] + share * (ys[i] - ys[i - 1])
-
-
-def message_ns(curve: list[list[float]], size: float, figure: int = MEDIAN) -> float:
-    """One-way time of a message of `size` bytes on a ping-pong curve ([[bytes, ns, ...]]; the
-    figure of each point after its size: MEDIAN, LOW or HIGH): log-log interpolation between
-    measured sizes (0 B counted as 1 B); beyond the largest, its time plus the extra bytes at
-    its time per byte."""
-    sizes = [max(float(point[0]), 1.0) for point in curve]
-    times = [float(point[1 + figure]) for point in curve]
-    if size > sizes[-1]:
-        return times[-1] * size / sizes[-1]
-    logs = [math.log(s) for s in sizes]
-    return math.exp(_between(math.log(max(size, 1.0)), logs, [math.log(t) for t in times]))
-
-
 def allreduce_ns(allreduce: list[list[float]], processes: int) -> float:
     """app.hydro's 8-byte allreduce ([[processes, ns]]) on `processes` ranks: 0 on one; else
     interpolated in log2 P."""
     if processes <= 1:
         return 0.0
     counts = [math.log2(p) for p, _ in allreduce]
-    return _between(math.log2(processes), counts, [float(t) for _, t in allreduce])
+    return between(math.log2(processes), counts, [float(t) for _, t in allreduce])
 
 
 def _over_processes(points: list[list[float]], processes: int, at: int) -> float:
     """Interpolated in log2 P among `points` ([[P, ..., figure at index `at`]])."""
     counts = [math.log2(max(p[0], 1)) for p in points]
-    return _between(math.log2(processes), counts, [float(p[at]) for p in points])
+    return between(math.log2(processes), counts, [float(p[at]) for p in points])
 
 
 def allreduce_curve(atlas: CommAtlas, processes: int) -> list[list[float]]:

@@ -18,6 +18,8 @@ from perfatlas.machine.link_class import link_class
 from perfatlas.profile.atlas_join import AtlasJoin, atlas_join
 from perfatlas.profile.documents import CATEGORIES
 from perfatlas.profile.figure_text import percent, region_labels, seconds, share
+from perfatlas.profile.placement_args import LaunchWords, launch_words
+from perfatlas.profile.placement_whatif import WhatIf, placement_whatif
 from perfatlas.profile.rank_placement import RankPlace, rank_places
 
 TOP_PAIRS = 10  # the heaviest sender -> receiver pairs kept of a communication matrix
@@ -325,6 +327,8 @@ class ProfileFigures:
     traffic: Traffic | None
     placement: list[RankPlace]  # each rank's place ([] for a profile without placements)
     against: AtlasJoin  # the profile against the machine's comm atlas (atlas_join)
+    whatif: WhatIf  # a rank order for the fastest links (placement_whatif)
+    whatif_launch: list[LaunchWords]  # the launchers' words that apply it
 
     def document(self) -> dict[str, Any]:
         """As JSON (`perfatlas show RUN --json`, key "profile")."""
@@ -336,6 +340,7 @@ def profile_figures(stored: dict, run: dict | None = None) -> ProfileFigures:
     ranks."""
     document = stored["document"]
     places = rank_places(document, (run or {}).get("topology"), (run or {}).get("host"))
+    whatif = placement_whatif(document, places)
     return ProfileFigures(
         id=stored.get("id"),
         overview=overview(document),
@@ -345,4 +350,6 @@ def profile_figures(stored: dict, run: dict | None = None) -> ProfileFigures:
         traffic=traffic(document, places),
         placement=places,
         against=atlas_join(document),
+        whatif=whatif,
+        whatif_launch=launch_words(whatif),
     )

@@ -50,7 +50,9 @@ from perfatlas.comm.comm_atlas import (
     collective_ns,
     message_ns,
 )
+from perfatlas.comm.host_links import SLOW_LINK, pair_ns, slow_hosts
 from perfatlas.common.units import format_number, format_size
+from perfatlas.machine.link_class import ACROSS_HOSTS
 from perfatlas.profile.command import FAMILY_NAMES
 from perfatlas.profile.figure_text import region_labels, seconds
 
@@ -107,8 +109,11 @@ class PairJoin:
     bytes: float
     time_s: float  # in the calls that sent its messages
     achieved_Bps: float | None  # bytes / time_s
+    best_Bps: float | None  # its fastest sending call's (link_traffic.pair_traffic)
     link_Bps: float | None  # the atlas's: the bytes over its time for these messages
     achieved: float | None  # achieved_Bps / link_Bps
+    hosts: list[str] = field(default_factory=list)  # the sender's and the receiver's, across hosts
+    slow_hosts: list[str] = field(default_factory=list)  # of those, the ones on a slow link
 
 
 def rate_text(bytes_per_s: float | None) -> str:
@@ -117,13 +122,19 @@ def rate_text(bytes_per_s: float | None) -> str:
 
 def pair_cells(pair: PairJoin) -> list[str]:
     """A pair's row as the views write it (pair_columns)."""
+    link = pair.link or "-"
+    if pair.hosts:
+        link += f" ({' - '.join(pair.hosts)})"
+    if pair.slow_hosts:
+        link += f", slow link: {', '.join(pair.slow_hosts)}"
     return [
         f"{pair.sender} -> {pair.receiver}",
-        pair.link or "-",
+        link,
         format_size(pair.bytes),
         format_number(pair.messages),
         seconds(pair.time_s),
         rate_text(pair.achieved_Bps),
+        rate_text(pair.best_Bps),
         rate_text(pair.link_Bps),
         "-" if pair.achieved is None else format_number(pair.achieved),
     ]
@@ -131,12 +142,16 @@ def pair_cells(pair: PairJoin) -> list[str]:
 
 PAIRS_CAPTION = (
     "achieved: bytes over the time of the calls that sent them (a blocking send or a Sendrecv "
-    "holds the transfer; a nonblocking send's is in its Wait, not counted here); the link's: "
-    "the atlas's one-way ping-pong at the pair's mean message size; fraction: achieved over "
-    "the link's"
+    "holds the transfer; a nonblocking send's is in its Wait, not counted here); fastest "
+    "call: a message over the pair's fastest sending call, what the link gave where nothing "
+    "waited; the link's: "
+    "the atlas's one-way ping-pong at the pair's mean message size, across hosts that of the "
+    "pair's two hosts where the atlas measured them (else the slower of their links); a slow "
+    f"link: a host's link {SLOW_LINK:g}x slower than the fastest host's; fraction: achieved "
+    "over the link's"
 )
 PAIR_COLUMNS = ["sender -> receiver", "link", "bytes", "messages", "time in its sends",
-                "achieved", "the link's (atlas)", "fraction"]  # fmt: skip
+                "achieved", "fastest call", "the link's (atlas)", "fraction"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -354,16 +369,26 @@ def noise_text(noise: dict[str, Any]) -> str | None:
     )
 
 
-def _pair(pair: dict, atlas: CommAtlas) -> PairJoin:
-    """A pair's achieved bandwidth against its link's for messages of its mean size. The time
-    is that of its sending calls: a blocking send or a Sendrecv holds the transfer, a
-    nonblocking send does not (its Wait does, and is not the pair's alone)."""
+def _pair(pair: dict, atlas: CommAtlas, hosts: dict[int, str | None]) -> PairJoin:
+    """A pair's achieved bandwidth against its link's for messages of its mean size: across
+    hosts, the pair of hosts' own (perfatlas.comm.host_links) where the atlas has it, else the
+    link class's curve. The time is that of its sending calls: a blocking send or a Sendrecv
+    holds the transfer, a nonblocking send does not (its Wait does, and is not the pair's
+    alone)."""
     curve = atlas.pingpong.get(pair["link"] or UNKNOWN_LINK)
     achieved = pair["bytes"] / pair["time_s"] if pair["time_s"] > 0 and pair["bytes"] else None
+    ends = [hosts.get(pair["sender"]), hosts.get(pair["receiver"])]
+    across = pair["link"] == ACROSS_HOSTS and None not in ends
+    size = pair["bytes"] / pair["messages"] if pair["messages"] else 0.0
+    one_way = None
+    if across:
+        one_way = pair_ns(atlas.host_links, ends[0], ends[1], size)  # type: ignore[arg-type]
+    if one_way is None and curve is not None:
+        one_way = message_ns(curve, size)
     link = None
-    if curve is not None and pair["messages"] and pair["bytes"]:
-        size = pair["bytes"] / pair["messages"]
-        link = pair["bytes"] / (pair["messages"] * message_ns(curve, size) * 1e-9)
+    if one_way and pair["bytes"]:
+        link = pair["bytes"] / (pair["messages"] * one_way * 1e-9)
+    slow = slow_hosts(atlas.host_links, ends, size) if across and pair["bytes"] else []  # type: ignore[arg-type]
     return PairJoin(
         sender=pair["sender"],
         receiver=pair["receiver"],
@@ -372,8 +397,11 @@ def _pair(pair: dict, atlas: CommAtlas) -> PairJoin:
         bytes=pair["bytes"],
         time_s=pair["time_s"],
         achieved_Bps=achieved,
+        best_Bps=pair.get("best_Bps"),
         link_Bps=link,
         achieved=achieved / link if achieved is not None and link else None,
+        hosts=ends if across else [],  # type: ignore[arg-type]
+        slow_hosts=slow,
     )
 
 
@@ -453,5 +481,6 @@ def atlas_join(document: dict) -> AtlasJoin:
     rows = [row if row.measured_s >= MINOR * total else _minor(row, total) for row in rows]
     missing = sorted({lack for row in rows for lack in row.lacking})
     noise = atlas_document.get("noise") or {}
-    pairs = [_pair(pair, atlas) for pair in document.get("pair_traffic") or []]
+    hosts = {row["rank"]: row.get("host") for row in document.get("ranks") or []}
+    pairs = [_pair(pair, atlas, hosts) for pair in document.get("pair_traffic") or []]
     return AtlasJoin(rows, atlas.sources, missing, noise=noise, pairs=pairs, mpi=atlas.mpi)

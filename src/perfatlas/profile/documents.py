@@ -110,6 +110,9 @@ ATLAS = {
     "allreduce": Optional([POINT]),
     "barrier": Optional([POINT]),
     "sources": Optional([str]),
+    "host_links": Optional(  # pairs of hosts measured alone (perfatlas.comm.host_links)
+        [{"hosts": [str], "curve": [POINT], "source": str}]
+    ),
     "missing": Optional(str),
     "noise": Optional(  # the BSP model of the program's superstep (noise_cadence.py)
         {
@@ -123,7 +126,7 @@ ATLAS = {
         }
     ),
 }
-ATLAS_POINT_LENGTHS = {"pingpong": 4, "allreduce": 5, "barrier": 4}
+ATLAS_POINT_LENGTHS = {"pingpong": 4, "allreduce": 5, "barrier": 4, "host_links": 4}
 
 
 def _profile_spec(partial: bool) -> dict:
@@ -216,6 +219,7 @@ def _profile_spec(partial: bool) -> dict:
                     "messages": COUNT,
                     "bytes": COUNT,
                     "time_s": NUMBER,
+                    "best_Bps": Optional(Nullable(NUMBER)),
                 }
             ]
         ),  # fmt: skip
@@ -413,6 +417,10 @@ def _atlas(atlas: dict) -> str | None:
         return "atlas.noise.processes and atlas.noise.slowdown are not of one length"
     curves = [(f"pingpong[{k!r}]", v) for k, v in (atlas.get("pingpong") or {}).items()]
     curves += [(part, atlas.get(part)) for part in ("allreduce", "barrier")]
+    for i, link in enumerate(atlas.get("host_links") or []):
+        if len(link["hosts"]) != 2 or not link["curve"]:
+            return f"atlas.host_links[{i}] is not two hosts and a curve"
+        curves.append((f"host_links[{i}].curve", link["curve"]))
     for where, points in curves:
         length = ATLAS_POINT_LENGTHS[where.split("[")[0]]
         for i, point in enumerate(points or []):

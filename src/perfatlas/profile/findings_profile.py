@@ -1,13 +1,16 @@
 """Findings of a profile against the machine: each row of its join with the comm atlas
 (perfatlas.profile.atlas_join) as a finding of kind profile.against_machine, its value the
 achieved fraction of the machine and its verdict the join's; the BSP noise model of its
-superstep (noise_cadence) as profile.noise_slowdown, one per process count."""
+superstep (noise_cadence) as profile.noise_slowdown, one per process count; a host whose link
+the atlas measured slow (perfatlas.comm.host_links), with the heaviest pairs crossing it, as
+profile.slow_link."""
 
 from __future__ import annotations
 
+from perfatlas.comm.host_links import SLOW_LINK
 from perfatlas.findings.finding_sources import Better, finding_source
 from perfatlas.findings.model import Finding, Interval, Sources, from_results
-from perfatlas.profile.atlas_join import JoinRow, atlas_join
+from perfatlas.profile.atlas_join import JoinRow, PairJoin, atlas_join, rate_text
 from perfatlas.profile.figure_text import seconds
 from perfatlas.store.run_data import RunData
 
@@ -71,10 +74,53 @@ def _noise_findings(noise: dict, sources: Sources) -> list[Finding]:
     ]
 
 
+def _slow_link_findings(pairs: list[PairJoin], sources: Sources) -> list[Finding]:
+    """One finding per host on a slow link: the pairs of the profile's heaviest that cross it,
+    its value the bandwidth the heaviest of them achieved."""
+    crossing: dict[str, list[PairJoin]] = {}
+    for pair in pairs:
+        for host in pair.slow_hosts:
+            crossing.setdefault(host, []).append(pair)
+    found = []
+    for host, members in sorted(crossing.items()):
+        heaviest = members[0]  # the pairs come the most bytes first
+        names = ", ".join(f"{p.sender} -> {p.receiver}" for p in members)
+        found.append(
+            Finding(
+                kind="profile.slow_link",
+                subject=f"{host}'s link: pairs {names}",
+                value=heaviest.achieved_Bps,
+                unit="byte/s",
+                method=f"the atlas's pairs of hosts measured alone: a host's link {SLOW_LINK:g}x "
+                "slower than the fastest host's (perfatlas.comm.host_links); achieved: the "
+                "heaviest pair's bytes over the time of its sending calls",
+                sources=sources,
+                verdict=f"slow link: {host}'s, which the atlas measured at "
+                f"{rate_text(heaviest.link_Bps)} for these messages; pair "
+                f"{heaviest.sender} -> {heaviest.receiver} achieved "
+                f"{rate_text(heaviest.achieved_Bps)}, its fastest call "
+                f"{rate_text(heaviest.best_Bps)}",
+                severity="warning",
+                interval_reason="one pair's total over its calls",
+                details={
+                    "host": host,
+                    "pairs": [[p.sender, p.receiver] for p in members],
+                    "link_Bps": heaviest.link_Bps,
+                    "best_Bps": heaviest.best_Bps,
+                },
+            )
+        )
+    return found
+
+
 @finding_source(
     "profile against the machine",
     90,
-    {"profile.against_machine": Better.HIGHER, "profile.noise_slowdown": Better.LOWER},
+    {
+        "profile.against_machine": Better.HIGHER,
+        "profile.noise_slowdown": Better.LOWER,
+        "profile.slow_link": Better.HIGHER,
+    },
 )
 def profile_findings(data: RunData) -> list[Finding]:
     """Every joined row of the run's profiles (a run of perfatlas profile holds one), and the
@@ -85,4 +131,5 @@ def profile_findings(data: RunData) -> list[Finding]:
         join = atlas_join(stored["document"])
         found += [_finding(row, sources) for row in join.rows]
         found += _noise_findings(join.noise, sources)
+        found += _slow_link_findings(join.pairs, sources)
     return found

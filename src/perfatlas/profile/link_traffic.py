@@ -82,9 +82,11 @@ def pair_traffic(
     ranks: list[dict], places: list[RankPlace], top: int = TOP_PAIR_TRAFFIC
 ) -> list[dict]:
     """The `top` pairs that sent the most bytes: {"sender", "receiver", "link", "messages",
-    "bytes", "time_s"}, the most bytes first."""
+    "bytes", "time_s", "best_Bps" (the bandwidth of its fastest sending call: a record's mean
+    message over its fastest call, the most of its records; null without bytes)}, the most
+    bytes first."""
     by_rank = {place.rank: place for place in places}
-    sums: dict[tuple[int, int], list[float]] = defaultdict(lambda: [0, 0, 0.0])
+    sums: dict[tuple[int, int], list[float]] = defaultdict(lambda: [0, 0, 0.0, 0.0])
     for rank in ranks:
         for record in rank["records"]:
             if record.get("kind") in SENDER_KINDS and record["peer"] is not None:
@@ -92,11 +94,15 @@ def pair_traffic(
                 entry[0] += record["count"]
                 entry[1] += record["bytes"]
                 entry[2] += record["total_s"]
+                fastest = record.get("min_s") or 0.0
+                if fastest > 0 and record["count"]:
+                    entry[3] = max(entry[3], record["bytes"] / record["count"] / fastest)
     heaviest = sorted(sums.items(), key=lambda kv: (-kv[1][1], -kv[1][0], kv[0]))[:top]
     pairs = []
-    for (sender, receiver), (messages, volume, seconds) in heaviest:
+    for (sender, receiver), (messages, volume, seconds, best) in heaviest:
         here, there = by_rank.get(sender), by_rank.get(receiver)
         link = link_class(here, there) if here and there else None
         pairs.append({"sender": sender, "receiver": receiver, "link": link,
-                      "messages": messages, "bytes": volume, "time_s": seconds})  # fmt: skip
+                      "messages": messages, "bytes": volume, "time_s": seconds,
+                      "best_Bps": best or None})  # fmt: skip
     return pairs

@@ -20,6 +20,9 @@ from perfatlas.profile.atlas_join import (
     pair_cells,
 )
 from perfatlas.profile.figure_text import seconds
+from perfatlas.profile.placement_args import launch_words, whatif_text
+from perfatlas.profile.placement_whatif import placement_whatif
+from perfatlas.profile.rank_placement import rank_places
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Figure, Note, Table
 from perfatlas.report.report_sections import section
@@ -138,7 +141,24 @@ def _figure(document: dict, atlas: CommAtlas, name: str) -> Figure | None:
         )
 
 
-def against_blocks(stored: dict) -> list[Block]:
+def whatif_blocks(stored: dict, run: dict | None) -> list[Block]:
+    """The what-if placement, and the launchers' words that apply it (their files written
+    beside the profile's by perfatlas profile)."""
+    run = run or {}
+    places = rank_places(stored["document"], run.get("topology"), run.get("host"))
+    whatif = placement_whatif(stored["document"], places)
+    blocks: list[Block] = [Note(whatif_text(whatif))]
+    if launch := launch_words(whatif):
+        rows = [[w.launcher, w.words, w.text or ""] for w in launch]
+        caption = (
+            "How each launcher applies the order; a file is written beside the profile's "
+            "files (and this report) by perfatlas profile."
+        )
+        blocks.append(Table(["launcher", "arguments", "file"], rows, caption=caption))
+    return blocks
+
+
+def against_blocks(stored: dict, run: dict | None = None) -> list[Block]:
     document = stored["document"]
     join = atlas_join(document)
     if join.reason:
@@ -156,12 +176,12 @@ def against_blocks(stored: dict) -> list[Block]:
     if join.pairs:
         rows = [pair_cells(pair) for pair in join.pairs[:TOP_PAIRS]]
         caption = f"The heaviest pairs against their links: {PAIRS_CAPTION}."
-        blocks.append(Table(PAIR_COLUMNS, rows, caption=caption, numeric=(2, 3, 4, 5, 6, 7)))
+        blocks.append(Table(PAIR_COLUMNS, rows, caption=caption, numeric=(2, 3, 4, 5, 6, 7, 8)))
     if said := noise_text(join.noise):
         blocks.append(Note(said))
-    return blocks
+    return blocks + whatif_blocks(stored, run)
 
 
 @section("profile-against-machine", "MPI profile against this machine", order=81)
 def against_section(data: RunData) -> list[Block]:
-    return [block for stored in data.profiles for block in against_blocks(stored)]
+    return [block for stored in data.profiles for block in against_blocks(stored, data.run)]

@@ -26,6 +26,8 @@ from perfatlas.profile.atlas_gaps import atlas_gaps, measure_gaps
 from perfatlas.profile.command import FAMILY_NAMES, ProfiledCommand, profiled
 from perfatlas.profile.documents import PROFILE_FILE, RANK_PATTERN
 from perfatlas.profile.noise_cadence import noise_model
+from perfatlas.profile.placement_args import launch_words, whatif_text
+from perfatlas.profile.placement_whatif import placement_whatif
 from perfatlas.profile.profile_files import read_folder
 from perfatlas.profile.rank_placement import rank_places
 from perfatlas.profile.storage import MachineRecord, store_profile
@@ -245,6 +247,8 @@ def profile(
                 document["atlas"] = {**atlas.document, "noise": noise}
             run_id = store_profile(store, machine, argv, command, document, status)
         print(f"stored as run {run_id} in {store.path}; profile files in {folder}")
+        if document.get("atlas"):
+            _suggest_placement(document, machine, folder)
         store_spawned(store, machine, argv, folder, run_id)
         if document["partial"]:
             why = document.get("partial_reason") or "the program did not finish"
@@ -261,6 +265,19 @@ def profile(
             f"as run {run_id}"
         )
     return 0
+
+
+def _suggest_placement(document: dict, machine: MachineRecord, folder: Path) -> None:
+    """The what-if placement (placement_whatif) said, its launchers' files written in `folder`."""
+    places = rank_places(document, machine.topology, socket.gethostname())
+    whatif = placement_whatif(document, places)
+    if not whatif.order:
+        return
+    print(whatif_text(whatif))
+    for words in launch_words(whatif, str(folder)):
+        if words.file is not None:
+            write_text_file(str(folder / words.file), words.text or "", "the what-if's file")
+        print(f"  {words.launcher}: {words.words}")
 
 
 def _stopped(ended: Ended) -> str:

@@ -5,6 +5,8 @@ the figures of analysis_profile that the report's section draws."""
 
 from __future__ import annotations
 
+from textwrap import indent
+
 from rich.markup import escape
 from rich.table import Table
 
@@ -32,6 +34,8 @@ from perfatlas.profile.atlas_join import (
     noise_text,
     pair_cells,
 )
+from perfatlas.profile.placement_args import LaunchWords, whatif_text
+from perfatlas.profile.placement_whatif import WhatIf
 from perfatlas.profile.profile_warnings import profile_warnings
 from perfatlas.profile.storage import BENCHMARK
 from perfatlas.store.run_data import RunData
@@ -39,6 +43,7 @@ from perfatlas.terminal.run_views import console, titled_table
 
 SHOWN_CATEGORIES = ("mpi_s", "lbst_s", "io_s", "calc_s")  # the regions table's columns: MPI first
 SOURCE_SHOWN = 60  # characters of a call site's source line under its label
+MAX_FILE_LINES = 16  # a what-if's rankfile shown whole up to this many ranks
 
 
 def overview_table(program: Overview, title: str) -> Table:
@@ -170,6 +175,15 @@ def against_table(join: AtlasJoin, title: str) -> Table:
     return table
 
 
+def print_whatif(whatif: WhatIf, launch: list[LaunchWords]) -> None:
+    """The what-if placement and the launchers' words that apply it, with their files."""
+    console.print(escape(whatif_text(whatif)))
+    for words in launch:
+        console.print(f"  {words.launcher}: {escape(words.words)}", highlight=False)
+        if words.text is not None and words.text.count("\n") <= MAX_FILE_LINES:
+            console.print(escape(f"    {words.file}:\n" + indent(words.text, "      ").rstrip()))
+
+
 def print_against(join: AtlasJoin) -> None:
     """The section "Against this machine", or why there is none."""
     if join.reason:
@@ -191,7 +205,7 @@ def print_against(join: AtlasJoin) -> None:
     console.print(table)
     if join.pairs:
         pairs = titled_table("the heaviest pairs against their links", *PAIR_COLUMNS,
-                             right=(2, 3, 4, 5, 6, 7))  # fmt: skip
+                             right=(2, 3, 4, 5, 6, 7, 8))  # fmt: skip
         for pair in join.pairs[:TOP_PAIRS]:
             pairs.add_row(*pair_cells(pair))
         _caption(pairs, PAIRS_CAPTION)
@@ -258,6 +272,8 @@ def print_profile(figures: ProfileFigures) -> None:
         _caption(table, escape(traffic.what))
         console.print(table)
     print_against(figures.against)
+    if not figures.against.reason:
+        print_whatif(figures.whatif, figures.whatif_launch)
 
 
 def print_profiles(data: RunData) -> None:
