@@ -11,7 +11,9 @@ import pytest
 from perfatlas.comm.comm_atlas import CommAtlas, message_ns
 from perfatlas.comm.host_links import HostLink, host_ns, pair_ns, slow_hosts
 from perfatlas.machine.graph_partition import partition
+from perfatlas.profile.atlas_gaps import host_launch
 from perfatlas.profile.atlas_join import atlas_join
+from perfatlas.profile.command import program_index
 from perfatlas.profile.placement_args import launch_words, whatif_text
 from perfatlas.profile.placement_whatif import placement_whatif
 from perfatlas.profile.rank_placement import RankPlace
@@ -195,3 +197,17 @@ def test_the_pairs_join_names_the_pairs_that_cross_a_slow_host():
     # the link's bandwidth: h1 - h3's as measured, extrapolated at its time per byte
     assert pairs[(0, 2)].link_Bps == pytest.approx(65536 / 2.4e-3)
     assert pairs[(1, 3)].link_Bps == pytest.approx(65536 / 61e-6)  # h4's link, the slower
+
+
+# -- the program's hosts, through its launcher (--atlas auto) ------------------------------------
+def test_the_program_s_launcher_words_reach_its_hosts_less_its_placing_options(tmp_path):
+    agent = tmp_path / "rsh-agent"  # an executable option value is not the program
+    agent.write_text("#!/bin/sh\n")
+    agent.chmod(0o755)
+    command = ["mpirun", "--hostfile", "/h", "--mca", "plm_rsh_agent", str(agent), "-np", "4",
+               "--map-by=slot", "--bind-to", "none", "-x", "A=1", "/bin/true", "-np", "9"]  # fmt: skip
+    assert program_index(command[1:]) == 12
+    words = host_launch(command, ["pa1", "pa3", "pa1"])
+    assert words == ("--hostfile", "/h", "--mca", "plm_rsh_agent", str(agent), "--bind-to", "none",
+                     "-x", "A=1", "--host", "pa1:2,pa3:1", "--map-by", "node")  # fmt: skip
+    assert host_launch(["/bin/true", "-np", "2"], ["a", "b"]) is None  # no launcher

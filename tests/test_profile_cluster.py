@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 from pathlib import Path
@@ -63,11 +64,11 @@ def cluster(tmp_path_factory):
             remove_stray_links()
 
 
-def profile(db: Path, out: Path, launch: list[str], *program: str) -> dict:
+def profile(db: Path, out: Path, launch: list[str], *program: str, budget: str = "30") -> dict:
     """`perfatlas profile` of `launch` + pa-ipm-character PROGRAM into `db`: show --json's
     profile, and what profile printed under "printed"."""
     code, printed, err = perfatlas(
-        db, "profile", "--out", str(out), "--atlas", "auto", "--atlas-budget", "30", "--",
+        db, "profile", "--out", str(out), "--atlas", "auto", "--atlas-budget", budget, "--",
         "mpirun", "--allow-run-as-root", *launch, str(CHARACTER), *program,
     )  # fmt: skip
     assert code == 0, err
@@ -97,7 +98,12 @@ def test_the_pairs_that_cross_a_throttled_host_are_named_at_its_bandwidth(cluste
         # queue on this test bed (about half: docs/profile.md)
         assert p["best_Bps"] == pytest.approx(p["link_Bps"], rel=0.2), p
         assert p["achieved_Bps"] <= p["best_Bps"] * 1.01
-    assert pairs[(1, 3)]["best_Bps"] > 5 * pairs[(0, 2)]["best_Bps"]  # pa2 - pa4: not throttled
+    # the region's prediction takes each pair of hosts' own link: 12 MiB across pa3's at least
+    [row] = [r for r in shown["against"]["rows"] if r["region"] == "exchange"]
+    slow = pairs[(0, 2)]["link_Bps"]
+    assert row["predicted_s"] >= 12 * MiB / slow, (row, slow)
+    # pa2 - pa4 is not throttled (122-976 MB/s at best among four polling ranks on 2 CPUs)
+    assert pairs[(1, 3)]["best_Bps"] > 3 * pairs[(0, 2)]["best_Bps"]
 
 
 def test_the_what_if_order_saves_what_it_predicts(cluster, tmp_path):
@@ -112,6 +118,11 @@ def test_the_what_if_order_saves_what_it_predicts(cluster, tmp_path):
     program = ["pairs", "6", str(MiB), "0"]
     placed = profile(db, tmp_path / "placed", [*launch, "-np", "4", "--map-by", "slot"], *program)
     whatif = placed["whatif"]
+    code, shown, err = perfatlas(db, "show", "last")
+    assert code == 0 and "What-if placement, a model: moving 2 of 4 ranks" in shown, err
+    assert "rank 1=pa3 slot=" in shown  # the rankfile, printed
+    report = (tmp_path / "placed" / "report.html").read_text()
+    assert "What-if placement, a model" in report and "srun --distribution=cyclic" in report
     assert whatif["hosts"] == ["pa1", SLOW_HOST, "pa1", SLOW_HOST], whatif
     words = {w["words"]: w for w in placed["whatif_launch"]}
     assert "--map-by node (the hosts only)" in words
@@ -128,3 +139,22 @@ def test_the_what_if_order_saves_what_it_predicts(cluster, tmp_path):
     predicted = whatif["current_s"][0] - whatif["suggested_s"][0]
     saved = sendrecv_s(placed) - sendrecv_s(moved)
     assert saved >= 0.8 * predicted, (saved, predicted, placed["printed"])
+
+
+def test_atlas_auto_measures_the_program_s_hosts_with_its_launcher(cluster, tmp_path):
+    """An empty database: what the join of a program on four hosts lacks is measured on those
+    hosts through the program's own launcher words -- the ping-pong across hosts, the barrier
+    at 4 ranks and the links of each host -- and the pairs crossing pa3 are named with it."""
+    skip_when_cores_are_busy()
+    args, _, _ = cluster
+    db = tmp_path / "empty.db"
+    shown = profile(db, tmp_path / "p", [*args, "-np", "4", "--map-by", "node"], "pairs", "6",
+                    str(MiB), "0", budget="90")  # fmt: skip
+    printed = shown["printed"]
+    for what in ("ping-pong curve on across hosts", "MPI_Barrier on 4 processes",
+                 "links of hosts pa1, pa2, pa3, pa4"):  # fmt: skip
+        assert re.search(f"{what}: measured in [0-9.]+ s, run \\d+", printed), printed
+    pairs = {(p["sender"], p["receiver"]): p for p in shown["against"]["pairs"]}
+    assert {pair for pair, p in pairs.items() if p["slow_hosts"]} == {(0, 2), (2, 0)}, pairs
+    [barrier] = [r for r in shown["against"]["rows"] if r["call"] == "MPI_Barrier"]
+    assert barrier["predicted_s"] is not None

@@ -6,15 +6,21 @@ collective at the program's process count. Each is measured as `perfatlas measur
 run of its own stored in the same database (suite "profile atlas"), so that the next profile of
 this machine finds it: a ping-pong between two CPUs of the program's ranks whose places give
 that link class (the launcher binds the pair to them), an allreduce or barrier at the program's
-process count. The measured ranks' places are read back like every comm result's, so a pair
-that landed elsewhere is classed where it ran, and the join says what is still missing. What
-perfatlas cannot measure from here is said with the reason: across hosts (the program's hosts
-are its launcher's), a link whose places are unknown, what exceeds the budget."""
+process count. A program on several hosts is measured on its hosts, with its launcher's words
+(its hostfile, agent and transport options, less those that place ranks: host_launch): the
+ping-pong across hosts between its first two, a collective with as many ranks on each host as
+it had, and on three hosts or more the links of each (comm.distance from the first host: which
+host's link is slow, perfatlas.comm.host_links). The measured ranks' places are read back like
+every comm result's, so a pair that landed elsewhere is classed where it ran, and the join says
+what is still missing. What perfatlas cannot measure is said with the reason: hosts a program
+reached without mpirun or mpiexec, a link whose places are unknown, what exceeds the budget."""
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from perfatlas.benchmarks.benchmark import get
@@ -23,7 +29,7 @@ from perfatlas.launch.launchers import LaunchOptions, detect_flavour, mpirun_pat
 from perfatlas.machine.link_class import ACROSS_HOSTS, cpu_place, link_class, pus_by_cpu
 from perfatlas.machine.topology import Machine
 from perfatlas.profile.atlas_join import LACKING_CURVE, atlas_join
-from perfatlas.profile.command import FAMILY_NAMES
+from perfatlas.profile.command import FAMILY_NAMES, LAUNCHER, launcher_options
 from perfatlas.profile.rank_placement import RankPlace
 from perfatlas.run.executor import get_executor
 from perfatlas.run.runner import Runner
@@ -69,11 +75,52 @@ def _binding(cpus: tuple[int, int]) -> tuple[str, ...]:
     return ("--cpu-list", listed, "--bind-to", "cpu-list:ordered")
 
 
-def _pingpong_gap(what: str, places: list[RankPlace], topology: dict | None) -> Gap:
+# A launcher's options that say how many ranks go where: dropped from the program's launch
+# words where a gap is measured on hosts of its own choosing (each takes a value).
+PLACING_OPTIONS = {
+    "openmpi": {"-np", "-n", "--np", "-c", "--n", "--map-by", "-map-by", "--rankfile", "-rf",
+                "--host", "-host", "-H", "--npernode", "-npernode", "-N", "--ppr", "-ppr",
+                "--rank-by", "-rank-by"},
+    "mpich": {"-n", "-np", "-hosts", "-host", "-ppn", "-f", "-machinefile", "-hostfile"},
+}  # fmt: skip
+
+
+def host_launch(command: list[str], hosts: list[str]) -> tuple[str, ...] | None:
+    """The program's launcher words (its hostfile, transport and agent options), less those
+    that place ranks, plus those that put a rank on each of `hosts` (a host listed twice: two
+    ranks there); None where the program was not started by a launcher of Open MPI or
+    MPICH."""
+    if not command or not LAUNCHER.match(Path(command[0]).name):
+        return None
+    family = detect_flavour(command[0]).family
+    if family not in PLACING_OPTIONS:
+        return None
+    rest, words = command[1:], []
+    for start, count in launcher_options(rest):
+        if rest[start].split("=", 1)[0] not in PLACING_OPTIONS[family]:
+            words += rest[start : start + count]
+    listed = ",".join(f"{host}:{count}" for host, count in Counter(hosts).items())
+    if family == "mpich":
+        return (*words, "-hosts", listed)
+    return (*words, "--host", listed, "--map-by", "node")
+
+
+def _hosts(places: list[RankPlace]) -> list[str]:
+    """The program's hosts, in the order of their first rank."""
+    return list(dict.fromkeys(p.host for p in places if p.host))
+
+
+def _pingpong_gap(
+    what: str, places: list[RankPlace], topology: dict | None, command: list[str]
+) -> Gap:
     link = what.removeprefix(LACKING_CURVE)
     if link == ACROSS_HOSTS:
-        return Gap(what, why_not="across hosts needs the program's hosts: measure it with "
-                   "'perfatlas run comm --hostfile H'")  # fmt: skip
+        words = host_launch(command, _hosts(places)[:2])
+        if words is None:
+            return Gap(what, why_not="across hosts needs the program's hosts, and its launcher "
+                       "is not mpirun or mpiexec: measure it with 'perfatlas run comm "
+                       "--hostfile H'")  # fmt: skip
+        return Gap(what, "comm.pingpong", {"np": 2, "samples": SAMPLES}, words)
     if link == UNKNOWN_LINK:
         return Gap(what, why_not="the ranks' places are not known")
     cpus = _pair(places, link, topology)
@@ -83,7 +130,11 @@ def _pingpong_gap(what: str, places: list[RankPlace], topology: dict | None) -> 
     return Gap(what, "comm.pingpong", params, _binding(cpus))
 
 
-def _collective_gap(what: str, tasks: int, largest: float) -> Gap:
+def _collective_gap(
+    what: str, tasks: int, largest: float, places: list[RankPlace], command: list[str]
+) -> Gap:
+    """A collective at the program's process count: on this host, or on the program's hosts
+    as many ranks on each as it had where it ran on several."""
     call = what.split(" on ")[0]
     benchmark = COLLECTIVE_BENCHMARKS.get(call)
     if benchmark is None:
@@ -91,14 +142,43 @@ def _collective_gap(what: str, tasks: int, largest: float) -> Gap:
     params: dict[str, Any] = {"np": tasks, "samples": SAMPLES}
     if benchmark == "comm.allreduce":
         params.update(min_bytes=8, max_bytes=max(8, 8 * int(-(-largest // 8))))
-    return Gap(what, benchmark, params)
+    if len(_hosts(places)) < 2:
+        return Gap(what, benchmark, params)
+    words = host_launch(command, [p.host for p in places if p.host])
+    if words is None:
+        return Gap(what, why_not="the program ran on several hosts, and its launcher is not "
+                   "mpirun or mpiexec")  # fmt: skip
+    return Gap(what, benchmark, params, words)
+
+
+def _host_links_gap(atlas: CommAtlas, places: list[RankPlace], command: list[str]) -> list[Gap]:
+    """The links of the program's hosts (comm.distance from its first host to each other),
+    where it runs on three or more (two hosts' one pair cannot tell which end is slow) and the
+    atlas lacks a link of one of them."""
+    hosts = _hosts(places)
+    measured = {host for link in atlas.host_links for host in link.hosts}
+    lacking = [host for host in hosts if host not in measured]
+    if len(hosts) < 3 or not lacking:
+        return []
+    what = f"links of hosts {', '.join(lacking)}"
+    words = host_launch(command, hosts)
+    if words is None:
+        return [Gap(what, why_not="the program's launcher is not mpirun or mpiexec")]
+    params = {"np": len(hosts), "samples": SAMPLES, "bandwidth_bytes": 65536, "window": 8}
+    return [Gap(what, "comm.distance", params, words)]
 
 
 def atlas_gaps(
-    document: dict, atlas: CommAtlas, places: list[RankPlace], topology: dict | None
+    document: dict,
+    atlas: CommAtlas,
+    places: list[RankPlace],
+    topology: dict | None,
+    command: list[str] | None = None,
 ) -> list[Gap]:
     """What the join of `document` with `atlas` lacks, each with how to measure it (`places`:
-    its ranks' in `topology`, this host's)."""
+    its ranks' in `topology`, this host's; `command`: the program's, whose launcher words
+    reach its hosts)."""
+    command = command or []
     join = atlas_join({**document, "atlas": atlas.document})
     sizes = {
         call["call"]: call["bytes"] / call["count"]
@@ -108,11 +188,12 @@ def atlas_gaps(
     gaps = []
     for what in join.missing:
         if what.startswith(LACKING_CURVE):
-            gaps.append(_pingpong_gap(what, places, topology))
+            gaps.append(_pingpong_gap(what, places, topology, command))
         else:
             call = what.split(" on ")[0]
-            gaps.append(_collective_gap(what, document["tasks"], sizes.get(call, 8.0)))
-    return gaps
+            largest = sizes.get(call, 8.0)
+            gaps.append(_collective_gap(what, document["tasks"], largest, places, command))
+    return gaps + _host_links_gap(atlas, places, command)
 
 
 def measure_gaps(

@@ -8,9 +8,10 @@ The method, per row (sums over ranks, seconds):
   rank's time in the region's sends, receives and waits less the least rank's);
 - predicted P: point-to-point, each message once, at its sender, its one-way ping-pong time at
   its size on its link class (perfatlas.comm.comm_atlas.message_ns; a bucket's messages at their
-  mean size); a collective, its calls times the atlas's time at the program's process count (a
-  call's communicator is not recorded: MPI_COMM_WORLD's size is taken) and the call's mean size
-  (collective_ns); P's interval from the atlas's 95 % intervals;
+  mean size), across hosts on the two hosts' own link where the atlas measured it
+  (perfatlas.comm.host_links); a collective, its calls times the atlas's time at the program's
+  process count (a call's communicator is not recorded: MPI_COMM_WORLD's size is taken) and the
+  call's mean size (collective_ns); P's interval from the atlas's 95 % intervals;
 - the latency part of P: the messages times the curve's time at 1 byte; the rest is bandwidth.
 
 Verdicts, in this order:
@@ -62,6 +63,7 @@ BANDWIDTH_SLACK = 2.0  # how far above the atlas's time a large transfer's is ex
 POINT_TO_POINT = "point-to-point"
 LACKING_CURVE = "ping-pong curve on "  # what a row lacks: "ping-pong curve on across hosts"
 MINOR = 0.01  # a row of less of all rows' measured time is listed, not judged
+FIGURES = (MEDIAN, LOW, HIGH)
 
 
 @dataclass(frozen=True)
@@ -207,6 +209,25 @@ def _message_figures(curve: list[list[float]], size: float) -> tuple[float, floa
     return median, low, high
 
 
+def _one_way(
+    row: dict, atlas: CommAtlas, size: float
+) -> tuple[tuple[float, float, float], tuple[float, float]] | None:
+    """The atlas's one-way seconds of a row's message of `size` bytes (median, low, high) and
+    its latency (median, high): on the pair of hosts' own link where the atlas measured it
+    (perfatlas.comm.host_links), else on the row's link class; None where it has neither."""
+    hosts = row.get("hosts") or []
+    if len(hosts) == 2:
+        times = [pair_ns(atlas.host_links, *hosts, at, f) for at in (size, 1.0) for f in FIGURES]
+        if None not in times:
+            median, low, high, latency, _, latency_high = (t * 1e-9 for t in times)  # type: ignore[operator]
+            return (median, low, high), (latency, latency_high)
+    curve = atlas.pingpong.get(row["link"] or UNKNOWN_LINK)
+    if curve is None:
+        return None
+    latency = _message_figures(curve, 1.0)
+    return _message_figures(curve, size), (latency[MEDIAN], latency[HIGH])
+
+
 def _point_to_point(
     rows: list[dict], atlas: CommAtlas
 ) -> tuple[_Prediction, float, float, set[str]]:
@@ -217,13 +238,12 @@ def _point_to_point(
         links.add(link)
         messages += row["messages"]
         volume += row["bytes"]
-        curve = atlas.pingpong.get(link)
-        if curve is None:
+        size = row["bytes"] / row["messages"] if row["messages"] else 0.0
+        figures = _one_way(row, atlas, size)
+        if figures is None:
             prediction.lacking.append(f"{LACKING_CURVE}{link}")
             continue
-        size = row["bytes"] / row["messages"] if row["messages"] else 0.0
-        latency = _message_figures(curve, 1.0)
-        prediction.add(row["messages"], _message_figures(curve, size), (latency[0], latency[2]))
+        prediction.add(row["messages"], *figures)
     return prediction, messages, volume, links
 
 

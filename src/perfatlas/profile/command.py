@@ -24,7 +24,7 @@ from perfatlas.launch.native import bin_dir
 
 LIBRARY = "libperfatlas-ipm.so"
 # mpirun, mpiexec, mpirun.openmpi, mpiexec.mpich, mpiexec.hydra, orterun ...
-_LAUNCHER = re.compile(r"^(mpirun|mpiexec|orterun)([.-][\w.-]+)?$")
+LAUNCHER = re.compile(r"^(mpirun|mpiexec|orterun)([.-][\w.-]+)?$")
 
 
 @dataclass(frozen=True)
@@ -75,12 +75,53 @@ def _found(word: str) -> str:
     raise UserError(f"the command {word} was not found (no such file, and not on PATH)")
 
 
+# How many words follow the launcher options that take values (Open MPI's mpirun, MPICH's
+# hydra), so that a value that is an executable (an rsh agent) is not taken for the program.
+OPTION_VALUES = {
+    **dict.fromkeys(("--mca", "-mca", "--gmca", "-gmca", "-genv", "-env"), 2),
+    **dict.fromkeys(
+        ("-np", "-n", "--np", "--n", "-c", "-x", "--hostfile", "-hostfile", "--machinefile",
+         "-machinefile", "-f", "--host", "-host", "-H", "-hosts", "--rankfile", "-rf",
+         "--map-by", "-map-by", "--rank-by", "-rank-by", "--bind-to", "-bind-to", "--npernode",
+         "-npernode", "-N", "-ppn", "--ppr", "-ppr", "--prefix", "--wdir", "-wdir", "--cpu-list",
+         "--cpu-set", "--timeout", "--output-filename", "-launcher", "-launcher-exec",
+         "-genvlist", "-envlist", "-iface", "-rmk", "-configfile", "--tune", "-am"),
+        1,
+    ),
+}  # fmt: skip
+
+
+def launcher_options(words: list[str]) -> list[tuple[int, int]]:
+    """The launcher's options among its arguments, as (start, number of words), up to the
+    program it starts: the first word that is an executable, neither an option nor an
+    option's value."""
+    found, i = [], 0
+    while i < len(words):
+        word = words[i]
+        if not word.startswith("-"):
+            if not word.isdigit() and shutil.which(word):
+                break
+            i += 1  # a value of an option not listed: not the program
+            continue
+        taken = 0 if "=" in word else OPTION_VALUES.get(word, 0)
+        found.append((i, 1 + taken))
+        i += 1 + taken
+    return found
+
+
+def program_index(words: list[str]) -> int:
+    """Where in a launcher's arguments the program it starts is (len(words) where none is)."""
+    options = launcher_options(words)
+    i = options[-1][0] + options[-1][1] if options else 0
+    while i < len(words) and (words[i].isdigit() or not shutil.which(words[i])):
+        i += 1
+    return i
+
+
 def _program(words: list[str]) -> str:
-    """The program a launcher starts: its first argument that is an executable, not an option."""
-    for word in words:
-        if not word.startswith("-") and not word.isdigit() and shutil.which(word):
-            return word
-    return shlex.join(words)
+    """The program a launcher starts, as the user named it."""
+    i = program_index(words)
+    return words[i] if i < len(words) else shlex.join(words)
 
 
 # The library's settings a user gives perfatlas in its environment, passed to the ranks with
@@ -122,7 +163,7 @@ def profiled(
             "no command to profile: give it after --, e.g. perfatlas profile -- mpirun -np 4 ./app"
         )
     launcher = _found(command[0])
-    flavour = detect_flavour(launcher) if _LAUNCHER.match(Path(command[0]).name) else None
+    flavour = detect_flavour(launcher) if LAUNCHER.match(Path(command[0]).name) else None
     if lib is None:
         lib = library(flavour.family if flavour and flavour.family in FAMILY_NAMES else None)
     preload = ":".join(filter(None, [str(lib), os.environ.get("LD_PRELOAD")]))

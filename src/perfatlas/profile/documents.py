@@ -96,6 +96,7 @@ LINK_ROW = {  # messages of one region, call, size bucket and link class (link_t
     "call": str,
     "bucket": BUCKET,
     "link": Nullable(str),
+    "hosts": Optional([str]),  # across hosts: the two hosts
     "messages": COUNT,
     "bytes": COUNT,
     "time_s": Optional(NUMBER),

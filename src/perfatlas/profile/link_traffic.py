@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from perfatlas.machine.link_class import link_class
+from perfatlas.machine.link_class import ACROSS_HOSTS, link_class
 from perfatlas.profile.partial import region_paths
 from perfatlas.profile.rank_placement import RankPlace
 
@@ -24,8 +24,9 @@ POINT_TO_POINT_KINDS = ("send", "recv", "irecv", "completion")
 
 def link_traffic(ranks: list[dict], document: dict, places: list[RankPlace]) -> list[dict]:
     """Rows {"region" (an id of the document's regions), "call", "bucket", "link" (a link class,
-    null where the places do not tell), "messages", "bytes", "time_s" (in the calls that sent
-    them)}, summed over the ranks' files."""
+    null where the places do not tell), "hosts" (across hosts only: the two, sorted, whose link
+    the atlas may know apart: perfatlas.comm.host_links), "messages", "bytes", "time_s" (in the
+    calls that sent them)}, summed over the ranks' files."""
     ids = {region["path"]: region["id"] for region in document["regions"]}
     by_rank = {place.rank: place for place in places}
     sums: dict[tuple, list[float]] = defaultdict(lambda: [0, 0, 0.0])
@@ -40,19 +41,21 @@ def link_traffic(ranks: list[dict], document: dict, places: list[RankPlace]) -> 
             region = ids.get(paths.get(record["region"], ""))
             if region is None:
                 continue
-            entry = sums[(region, record["call"], record["bucket"], link)]
+            hosts = tuple(sorted((here.host, there.host))) if link == ACROSS_HOSTS else ()  # type: ignore[union-attr]
+            entry = sums[(region, record["call"], record["bucket"], link, hosts)]
             entry[0] += record["count"]
             entry[1] += record["bytes"]
             entry[2] += record["total_s"]
     return [
-        {"region": r, "call": c, "bucket": b, "link": link, "messages": m, "bytes": n, "time_s": t}
-        for (r, c, b, link), (m, n, t) in sorted(sums.items(), key=_row_order)
-    ]
+        {"region": r, "call": c, "bucket": b, "link": link, **({"hosts": list(h)} if h else {}),
+         "messages": m, "bytes": n, "time_s": t}
+        for (r, c, b, link, h), (m, n, t) in sorted(sums.items(), key=_row_order)
+    ]  # fmt: skip
 
 
 def _row_order(item: tuple) -> tuple:
-    (region, call, bucket, link), _ = item
-    return region, call, bucket, link or ""
+    (region, call, bucket, link, hosts), _ = item
+    return region, call, bucket, link or "", hosts
 
 
 def point_to_point(ranks: list[dict], document: dict) -> list[dict]:

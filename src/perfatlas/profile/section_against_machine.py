@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
+from markupsafe import Markup
 
 from perfatlas.comm.comm_atlas import HIGH, LOW, MEDIAN, UNKNOWN_LINK, CommAtlas
 from perfatlas.common.units import format_number, format_size
@@ -137,7 +138,9 @@ def _figure(document: dict, atlas: CommAtlas, name: str) -> Figure | None:
             "size), against the atlas's one-way ping-pong time (median and 95 % CI) on the same "
             "link class; both axes logarithmic, 0 B drawn at the axis' left end. A blocking send "
             "or a Sendrecv holds the transfer (a Sendrecv its receive too); a nonblocking send "
-            "returns at once, its transfer is in the Wait that completes it.",
+            "returns at once, its transfer is in the Wait that completes it. Across hosts the "
+            "class's curve is drawn; a pair of hosts the atlas measured apart (a slow host's "
+            "link) is judged on its own, in the table of pairs.",
         )
 
 
@@ -149,7 +152,10 @@ def whatif_blocks(stored: dict, run: dict | None) -> list[Block]:
     whatif = placement_whatif(stored["document"], places)
     blocks: list[Block] = [Note(whatif_text(whatif))]
     if launch := launch_words(whatif):
-        rows = [[w.launcher, w.words, w.text or ""] for w in launch]
+        rows = [
+            [w.launcher, w.words, Markup("<pre>{}</pre>").format(w.text) if w.text else ""]
+            for w in launch
+        ]
         caption = (
             "How each launcher applies the order; a file is written beside the profile's "
             "files (and this report) by perfatlas profile."

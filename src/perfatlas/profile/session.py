@@ -186,11 +186,12 @@ def _measure_missing(
     atlas: CommAtlas,
     budget: float,
     argv: list[str],
+    command: list[str],
 ) -> CommAtlas:
     """--atlas auto: what the join lacks (atlas_gaps) measured now, each part a run of its own;
     returns the store's atlas, which then holds them."""
     places = rank_places(document, machine.topology, socket.gethostname())
-    gaps = atlas_gaps(document, atlas, places, machine.topology)
+    gaps = atlas_gaps(document, atlas, places, machine.topology, command)
     if not gaps:
         return atlas
     print(f"the comm atlas lacks {len(gaps)} part(s) the join needs; measuring (--atlas-budget "
@@ -240,7 +241,9 @@ def profile(
         status = _status(ended)
         try:  # the profile is stored however the measuring of the atlas ends
             if atlas is not None and atlas_how == "auto" and status == "complete" and atlas_budget:
-                atlas = _measure_missing(store, detected, document, atlas, atlas_budget, argv)
+                atlas = _measure_missing(
+                    store, detected, document, atlas, atlas_budget, argv, command
+                )
         finally:
             if atlas is not None:
                 noise = noise_model(store, machine.fingerprint, document)
