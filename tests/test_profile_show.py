@@ -202,6 +202,8 @@ def test_show_json_adds_the_profile_figures_and_keeps_every_key(cli, exact):
         "traffic",
         "placement",
         "against",
+        "whatif",
+        "whatif_launch",
     ]
     program = profile["overview"]
     assert (program["tasks"], program["partial"], program["command"]) == (2, False, exact.command)

@@ -19,6 +19,8 @@ and noise (the BSP model).
   figure_text.py       seconds, fractions and region names as every view writes them
   link_traffic.py      the rank files' messages by link class and point-to-point time by rank
   noise_cadence.py     the BSP noise model of the program's superstep, from the noise atlas
+  placement_args.py    the launchers' words (rankfile, --map-by, srun) that apply a what-if
+  placement_whatif.py  a rank order for the fastest links and its predicted saving
   partial.py           the partial profile of rank files without ipm-profile.json
   profile_files.py     a folder's profile: ipm-profile.json or the partial one, with call sites
   profile_warnings.py  what is doubtful about a profile, as warning records
