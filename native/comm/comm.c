@@ -133,9 +133,10 @@ FILE *pa_comm_open_output(const pa_world *world, const char *path, const char *w
     return file;
 }
 
-/* One sentence, then status 3 for the whole job. A lone process has no other rank to bring down
- * and exits itself, a status both launchers pass on: under load MPICH's hydra once returned 1
- * for a lone process's MPI_Abort(3) (a clean-clone CI run, 2026-11-28). */
+/* One sentence, then status 3 for the whole job. A lone process has no other rank to bring down:
+ * it finalizes and exits itself, a status both launchers pass on (MPICH's hydra returned 1 for a
+ * lone process's MPI_Abort(3), a clean-clone CI run, 2026-11-28, and for 3 in 40 exits without
+ * MPI_Finalize, 2026-12-04). */
 static void say_and_abort(const char *format, va_list ap)
 {
     pa_vmessage(format, ap);
@@ -144,8 +145,13 @@ static void say_and_abort(const char *format, va_list ap)
     MPI_Initialized(&initialized);
     if (initialized)
         MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size == 1)
+    int finalized = 1;
+    MPI_Finalized(&finalized);
+    if (size == 1) {
+        if (initialized && !finalized)
+            MPI_Finalize();
         exit(3);
+    }
     MPI_Abort(MPI_COMM_WORLD, 3);
 }
 
