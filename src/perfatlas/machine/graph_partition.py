@@ -82,11 +82,10 @@ def partition(count: int, edges: dict[tuple[int, int], int], sizes: list[int]) -
         raise ValueError(f"parts of sizes {sizes} do not hold {count} vertices")
     if len(sizes) == 1:
         return [0] * count
-    parts = (
-        _metis_parts(count, edges, sizes)
-        if edges and count > len(sizes)
-        else list(_fill(count, sizes))
-    )
+    if edges and count > len(sizes):
+        parts = _metis_parts(count, edges, sizes)
+    else:  # nothing to weigh, or a vertex a part: in order, part by part
+        parts = [k for k, size in enumerate(sizes) for _ in range(size)]
     neighbours = _neighbours(count, edges)
     held = [parts.count(k) for k in range(len(sizes))]
     for k in range(len(sizes)):
@@ -103,8 +102,3 @@ def partition(count: int, edges: dict[tuple[int, int], int], sizes: list[int]) -
             held[k] -= 1
             held[to] += 1
     return parts
-
-
-def _fill(count: int, sizes: list[int]) -> list[int]:
-    """Vertices in order, part by part (no edges to weigh)."""
-    return [k for k, size in enumerate(sizes) for _ in range(size)][:count]

@@ -91,10 +91,10 @@ OPTION_VALUES = {
 }  # fmt: skip
 
 
-def launcher_options(words: list[str]) -> list[tuple[int, int]]:
-    """The launcher's options among its arguments, as (start, number of words), up to the
-    program it starts: the first word that is an executable, neither an option nor an
-    option's value."""
+def _launcher_words(words: list[str]) -> tuple[list[tuple[int, int]], int]:
+    """The launcher's options among its arguments, as (start, number of words), and where the
+    program it starts is: the first word that is an executable, neither an option nor an
+    option's value (len(words) where none is)."""
     found, i = [], 0
     while i < len(words):
         word = words[i]
@@ -106,16 +106,17 @@ def launcher_options(words: list[str]) -> list[tuple[int, int]]:
         taken = 0 if "=" in word else OPTION_VALUES.get(word, 0)
         found.append((i, 1 + taken))
         i += 1 + taken
-    return found
+    return found, min(i, len(words))
+
+
+def launcher_options(words: list[str]) -> list[tuple[int, int]]:
+    """The launcher's options among its arguments, as (start, number of words)."""
+    return _launcher_words(words)[0]
 
 
 def program_index(words: list[str]) -> int:
     """Where in a launcher's arguments the program it starts is (len(words) where none is)."""
-    options = launcher_options(words)
-    i = options[-1][0] + options[-1][1] if options else 0
-    while i < len(words) and (words[i].isdigit() or not shutil.which(words[i])):
-        i += 1
-    return i
+    return _launcher_words(words)[1]
 
 
 def _program(words: list[str]) -> str:

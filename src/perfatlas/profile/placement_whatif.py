@@ -41,9 +41,8 @@ LEVELS: tuple[Callable[[RankPlace], Hashable], ...] = (
 class WhatIf:
     """The suggested order, or why there is none (`reason`)."""
 
-    order: list[int] = field(
-        default_factory=list
-    )  # order[r]: the slot (a current rank's) of rank r
+    # order[r]: the slot of rank r, named by the rank that ran there
+    order: list[int] = field(default_factory=list)
     hosts: list[str | None] = field(default_factory=list)  # each rank's host in the suggestion
     cpus: list[str | None] = field(default_factory=list)  # each rank's CPUs in the suggestion
     current_s: list[float] = field(default_factory=list)  # predicted: median, low, high

@@ -11,19 +11,16 @@ from markupsafe import Markup
 
 from perfatlas.comm.comm_atlas import HIGH, LOW, MEDIAN, UNKNOWN_LINK, CommAtlas
 from perfatlas.common.units import format_number, format_size
-from perfatlas.profile.analysis_profile import TOP_PAIRS
+from perfatlas.profile.analysis_profile import TOP_PAIRS, ProfileFigures, profile_figures
 from perfatlas.profile.atlas_join import (
     PAIR_COLUMNS,
     PAIRS_CAPTION,
     AtlasJoin,
-    atlas_join,
     noise_text,
     pair_cells,
 )
 from perfatlas.profile.figure_text import seconds
-from perfatlas.profile.placement_args import launch_words, whatif_text
-from perfatlas.profile.placement_whatif import placement_whatif
-from perfatlas.profile.rank_placement import rank_places
+from perfatlas.profile.placement_args import whatif_text
 from perfatlas.report import plots
 from perfatlas.report.blocks import Block, Figure, Note, Table
 from perfatlas.report.report_sections import section
@@ -144,17 +141,14 @@ def _figure(document: dict, atlas: CommAtlas, name: str) -> Figure | None:
         )
 
 
-def whatif_blocks(stored: dict, run: dict | None) -> list[Block]:
+def whatif_blocks(figures: ProfileFigures) -> list[Block]:
     """The what-if placement, and the launchers' words that apply it (their files written
     beside the profile's by perfatlas profile)."""
-    run = run or {}
-    places = rank_places(stored["document"], run.get("topology"), run.get("host"))
-    whatif = placement_whatif(stored["document"], places)
-    blocks: list[Block] = [Note(whatif_text(whatif))]
-    if launch := launch_words(whatif):
+    blocks: list[Block] = [Note(whatif_text(figures.whatif))]
+    if figures.whatif_launch:
         rows = [
             [w.launcher, w.words, Markup("<pre>{}</pre>").format(w.text) if w.text else ""]
-            for w in launch
+            for w in figures.whatif_launch
         ]
         caption = (
             "How each launcher applies the order; a file is written beside the profile's "
@@ -166,7 +160,8 @@ def whatif_blocks(stored: dict, run: dict | None) -> list[Block]:
 
 def against_blocks(stored: dict, run: dict | None = None) -> list[Block]:
     document = stored["document"]
-    join = atlas_join(document)
+    figures = profile_figures(stored, run)
+    join = figures.against
     if join.reason:
         return [Note(f"Not joined with this machine's comm atlas: {join.reason}.")]
     if not join.rows:
@@ -185,7 +180,7 @@ def against_blocks(stored: dict, run: dict | None = None) -> list[Block]:
         blocks.append(Table(PAIR_COLUMNS, rows, caption=caption, numeric=(2, 3, 4, 5, 6, 7, 8)))
     if said := noise_text(join.noise):
         blocks.append(Note(said))
-    return blocks + whatif_blocks(stored, run)
+    return blocks + whatif_blocks(figures)
 
 
 @section("profile-against-machine", "MPI profile against this machine", order=81)
