@@ -101,7 +101,7 @@ test-mpich: install
 	    $(PY) -m pytest -q tests/test_comm.py tests/test_comm_launch.py tests/test_ipm.py tests/test_ipm_hostile.py tests/test_profile.py \
 	        tests/test_ipm_calls.py tests/test_spmv.py tests/test_spmv_kernels.py tests/test_smi.py \
 	        tests/test_build_parts.py tests/test_profile_mpi_family.py tests/test_ipm_sites.py tests/test_ipm_placement.py \
-	        tests/test_app_sweep.py tests/test_app_hydro.py tests/test_profile_atlas.py
+	        tests/test_app_sweep.py tests/test_app_hydro.py tests/test_profile_atlas.py tests/test_profile_one_sided.py
 
 # Arm (aarch64), docs/arm64.md: an arm64 Debian 12 tree whose programs run through qemu-user
 # emulation (ARM64_ROOT_TOOL, a script that makes the tree and runs commands in it with this

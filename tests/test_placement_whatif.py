@@ -87,7 +87,7 @@ def test_an_order_already_on_the_fastest_links_gets_no_suggestion():
         (lambda d: d.update(matrix=None), "no communication matrix"),
         (lambda d: d.update(atlas=CommAtlas("f", pingpong={"same core group": FAST}).document),
          "the atlas has no ping-pong curve on across hosts"),
-        (lambda d: d["matrix"].update(messages=[[0] * 4] * 4), "no point-to-point messages"),
+        (lambda d: d["matrix"].update(messages=[[0] * 4] * 4), "no point-to-point or one-sided messages"),
     ],
 )  # fmt: skip
 def test_what_the_what_if_lacks_is_named(change, reason):
@@ -95,6 +95,17 @@ def test_what_the_what_if_lacks_is_named(change, reason):
     change(document)
     whatif = placement_whatif(document, places(["pa1", "pa1", "pa2", "pa2"]))
     assert not whatif.order and reason in whatif.reason
+
+
+def test_ranks_in_one_place_whose_link_the_atlas_lacks_get_no_order():
+    """No swap or cut is costed where every rank has one place: the lack shows in the totals."""
+    document = paired(2)
+    document["atlas"] = CommAtlas("f", pingpong={"across hosts": SLOW}).document
+    one_place = [RankPlace(r, "pa1", "0-1", 0, 0, 0, 0, "this host") for r in range(2)]
+    whatif = placement_whatif(document, one_place)
+    assert (
+        not whatif.order and "the atlas has no ping-pong curve on same core group" in whatif.reason
+    )
 
 
 def test_ranks_whose_hosts_are_unknown_get_no_order():

@@ -216,6 +216,14 @@ void pa_comm_join(MPI_Comm comm)
     }
 }
 
+void pa_comm_serve(MPI_Comm comm)
+{
+    MPI_Request request;
+    MPI_Ibarrier(comm, &request);
+    for (int done = 0; !done;)
+        MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+}
+
 MPI_Comm pa_comm_of(const pa_world *world, const int *ranks, int n)
 {
     int position = -1;

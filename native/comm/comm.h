@@ -64,6 +64,10 @@ const char *pa_link_of(const pa_world *world, const int *ranks, int n);
 /* A barrier that sleeps while it waits (MPI_Ibarrier, then MPI_Test with a pause that backs off
  * from 20 us to 1 ms). */
 void pa_comm_join(MPI_Comm comm);
+/* The barrier for a rank whose memory others access one-sided meanwhile: it polls without a
+ * pause, so that a library that progresses such access only inside the target's MPI calls
+ * (MPICH's ch4 without a progress thread) serves each access at once. */
+void pa_comm_serve(MPI_Comm comm);
 /* A communicator of the world ranks listed (MPI_COMM_NULL on the others), in that order.
  * Collective over MPI_COMM_WORLD. */
 MPI_Comm pa_comm_of(const pa_world *world, const int *ranks, int n);

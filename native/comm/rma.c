@@ -10,6 +10,9 @@
  *   shared_memory   rank 0 and a rank on its host: MPI_Win_allocate_shared, and a flag ping-pong
  *                   of direct stores and loads (k elements, then a flag); the latency is half
  *                   the round trip (core-to-core transfer of the lines)
+ * A target that does not access itself (one, two_same_node) polls in MPI meanwhile, so that a
+ * library that progresses one-sided access only inside the target's MPI calls (MPICH's ch4
+ * without a progress thread) serves each access at once rather than when a sleep ends.
  * Every fetched element is compared with the value its owner wrote (get), every put is read
  * back with a get and compared (put), every loaded element is checked (shared memory). */
 #define _GNU_SOURCE
@@ -23,8 +26,14 @@
 #include "spin.h"
 #include "timer.h"
 
+enum {
+    NTYPES = 3,
+    MAX_COUNT = 1 << 17 /* 1 MiB of doubles: a one-sided transfer's bandwidth too */
+};
+
 static const pa_param params[] = {
-    {"max_count", PA_INT, "64", "largest k (elements per access; k doubles from 1)", NULL, 1, 64},
+    {"max_count", PA_INT, "64", "largest k (elements per access; k doubles from 1)", NULL, 1,
+     MAX_COUNT},
     {"cases", PA_CHOICE, "all", "which access patterns",
      "all,one,two_same_node,each_side,shared_memory", 0, 0},
     PA_COMM_TIMING_PARAMS("11", "1ms", "500ms"),
@@ -36,17 +45,32 @@ typedef struct {
     const char *name;
     MPI_Datatype datatype;
     int size;
-    MPI_Aint offset; /* of the 64 elements in a region */
 } element_type;
 
 static const element_type TYPES[] = {
-    {"char", MPI_CHAR, 1, 0}, {"int", MPI_INT, 4, 64}, {"double", MPI_DOUBLE, 8, 320}};
-enum {
-    NTYPES = 3,
-    MAX_COUNT = 64,
-    REGION = 1024,
-    WINDOW_BYTES = 3 * REGION
-};
+    {"char", MPI_CHAR, 1}, {"int", MPI_INT, 4}, {"double", MPI_DOUBLE, 8}};
+
+/* A region holds max_count elements of each type, one after the other, each type's 8-byte
+ * aligned; regions are 64-byte aligned (a cache line). */
+typedef struct {
+    MPI_Aint offset[NTYPES];
+    MPI_Aint region;
+    int max_count;
+} layout;
+
+static MPI_Aint aligned(MPI_Aint bytes, MPI_Aint to) { return (bytes + to - 1) / to * to; }
+
+static layout layout_of(int max_count)
+{
+    layout l = {.max_count = max_count};
+    MPI_Aint at = 0;
+    for (int t = 0; t < NTYPES; t++) {
+        l.offset[t] = at;
+        at = aligned(at + (MPI_Aint)max_count * TYPES[t].size, 8);
+    }
+    l.region = aligned(at, 64);
+    return l;
+}
 
 /* Region 0 of a rank's window holds what it owns (read by get); region 1 + a receives accessor
  * a's puts. Element j of type t, written by rank `owner` (`put`: by accessor `owner`). */
@@ -64,11 +88,11 @@ static void value(int t, int owner, int j, int put, void *out)
     }
 }
 
-static void fill_region(char *region, int owner, int put)
+static void fill_region(char *region, const layout *l, int owner, int put)
 {
     for (int t = 0; t < NTYPES; t++)
-        for (int j = 0; j < MAX_COUNT; j++)
-            value(t, owner, j, put, region + TYPES[t].offset + (MPI_Aint)j * TYPES[t].size);
+        for (int j = 0; j < l->max_count; j++)
+            value(t, owner, j, put, region + l->offset[t] + (MPI_Aint)j * TYPES[t].size);
 }
 
 static int first_mismatch(const char *data, int t, int owner, int put, int count)
@@ -86,15 +110,23 @@ static int first_mismatch(const char *data, int t, int owner, int put, int count
 
 typedef struct {
     MPI_Win window;
+    const layout *layout;
     int target, slot, t, count, put;
-    char local[MAX_COUNT * 8];
+    char *local; /* max_count doubles */
 } rma_access;
+
+/* Where access `a` reads (get) or writes (put) in its target's window. */
+static MPI_Aint access_offset(const rma_access *a)
+{
+    MPI_Aint region = a->put ? a->layout->region * (1 + a->slot) : 0;
+    return region + a->layout->offset[a->t];
+}
 
 static double access_batch(void *context, long iterations, uint64_t *laps)
 {
     rma_access *a = context;
     const element_type *type = &TYPES[a->t];
-    MPI_Aint where = a->put ? (MPI_Aint)REGION * (1 + a->slot) + type->offset : type->offset;
+    MPI_Aint where = access_offset(a);
     uint64_t start = pa_ticks();
     PA_LAP(laps, 0);
     for (long i = 0; i < iterations; i++) {
@@ -116,9 +148,8 @@ static void verify_access(rma_access *a, int me, double *checked)
     const element_type *type = &TYPES[a->t];
     int owner = a->target, put = 0;
     if (a->put) {
-        MPI_Get(a->local, a->count, type->datatype, a->target,
-                (MPI_Aint)REGION * (1 + a->slot) + type->offset, a->count, type->datatype,
-                a->window);
+        MPI_Get(a->local, a->count, type->datatype, a->target, access_offset(a), a->count,
+                type->datatype, a->window);
         MPI_Win_flush(a->target, a->window);
         owner = me;
         put = 1;
@@ -311,6 +342,8 @@ typedef struct {
     const pa_timing *timing;
     pa_json *json;
     int max_count;
+    layout layout;
+    char *local; /* an accessor's buffer: max_count doubles */
     MPI_Win window;
     const char *window_failure; /* NULL when MPI_Win_allocate worked */
 } context;
@@ -334,6 +367,8 @@ static void run_access_case(context *x, rma_case *c)
     for (int t = 0; t < NTYPES; t++)
         for (int count = 1; count <= x->max_count; count *= 2) {
             rma_access a = {.window = x->window,
+                            .layout = &x->layout,
+                            .local = x->local,
                             .slot = slot,
                             .t = t,
                             .count = count,
@@ -349,7 +384,13 @@ static void run_access_case(context *x, rma_case *c)
                 pa_comm_measure(group, access_batch, &a, x->timing, &series, &histogram);
                 verify_access(&a, world->rank, &checked);
             }
-            pa_comm_join(MPI_COMM_WORLD);
+            int target = 0;
+            for (int i = 0; i < c->naccessors; i++)
+                target |= c->targets[i] == world->rank;
+            if (target && group == MPI_COMM_NULL)
+                pa_comm_serve(MPI_COMM_WORLD); /* a target that does not access: in MPI */
+            else
+                pa_comm_join(MPI_COMM_WORLD);
             pa_histogram_reduce(&histogram, 0, MPI_COMM_WORLD);
             /* the first accessor's check travels to rank 0 for the document */
             if (world->rank == c->accessors[0] && world->rank != 0)
@@ -411,13 +452,14 @@ static void run_shared_case(context *x)
         MPI_Comm_rank(pair, &s.me);
         MPI_Comm_set_errhandler(pair, MPI_ERRORS_RETURN);
         char *base = NULL;
-        ok = MPI_Win_allocate_shared(REGION, 1, MPI_INFO_NULL, pair, &base, &window) == MPI_SUCCESS;
+        MPI_Aint bytes = 64 + x->layout.region; /* a flag line, then k elements */
+        ok = MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, pair, &base, &window) == MPI_SUCCESS;
         if (ok) {
             MPI_Aint size;
             int unit;
             s.mine = base;
             MPI_Win_shared_query(window, 1 - s.me, &size, &unit, &s.other);
-            memset(s.mine, 0, REGION);
+            memset(s.mine, 0, (size_t)bytes);
             MPI_Win_lock_all(MPI_MODE_NOCHECK, window);
             MPI_Win_sync(window);
             MPI_Barrier(pair);
@@ -490,12 +532,16 @@ int main(int argc, char **argv)
                  .timing = &timing,
                  .json = &json,
                  .max_count = (int)pa_arg_int(&args, "max_count")};
+    x.layout = layout_of(x.max_count);
+    x.local = pa_calloc((size_t)x.max_count, 8, "an accessor's buffer");
 
     /* One window for every get/put case; a library that cannot make one (Open MPI's osc/rdma
      * over TCP) makes those cases not measurable rather than the whole program fail. */
     char *base = NULL;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    int rc = MPI_Win_allocate(WINDOW_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &x.window);
+    /* region 0: what this rank owns; regions 1 and 2: the puts of accessors 0 and 1 */
+    int rc =
+        MPI_Win_allocate(3 * x.layout.region, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &x.window);
     int ok = rc == MPI_SUCCESS, all_ok;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
@@ -511,8 +557,8 @@ int main(int argc, char **argv)
                  text);
         x.window_failure = failure;
     } else {
-        fill_region(base, world.rank, 0);
-        memset(base + REGION, 0, 2 * REGION);
+        fill_region(base, &x.layout, world.rank, 0);
+        memset(base + x.layout.region, 0, 2 * (size_t)x.layout.region);
         MPI_Win_lock_all(0, x.window);
         MPI_Win_sync(x.window);
     }
@@ -551,5 +597,6 @@ int main(int argc, char **argv)
         MPI_Win_unlock_all(x.window);
         MPI_Win_free(&x.window);
     }
+    free(x.local);
     return pa_comm_docs_finish(&json, &world);
 }

@@ -7,6 +7,10 @@ What it holds, each part from the latest run of the machine (its fingerprint) th
 - one-way ping-pong time against message size, per link class (perfatlas.machine.link_class:
   the two ranks' places in the run's topology), median and 95 % interval per size;
 - MPI_Allreduce time against process count and size, MPI_Barrier time against process count;
+- one-sided access (comm.rma, case "one": one origin, one target) per operation (get, put) and
+  link class: the time of an operation and its MPI_Win_flush against its bytes (count x the
+  element's size; where several element types give one size, the fastest), each size from the
+  latest run that measured it;
 - each pair of hosts measured alone (perfatlas.comm.host_links): a slow host's link.
 
 An atlas travels as a JSON object (`atlas.document`), carried by the documents modelled with it
@@ -35,6 +39,8 @@ from perfatlas.store.database import Store
 
 ALLREDUCE_BYTES = 8  # app.hydro's time-step reduction: one double per rank
 UNKNOWN_LINK = "unknown link"  # a ping-pong whose ranks' places the document does not tell
+RMA_OPERATIONS = ("get", "put")  # comm.rma's, the kinds of one-sided transfer it tells apart
+RMA_CASE = "one"  # the comm.rma case of one origin and one target, the join's
 
 
 def pingpong_link(document: dict, topology: dict | None, here: str | None) -> str:
@@ -61,6 +67,8 @@ class CommAtlas:
     barrier: list[list[float]] = field(default_factory=list)  # [[P, m, lo, hi]]
     sources: list[str] = field(default_factory=list)  # where each part comes from, or is missing
     host_links: list[HostLink] = field(default_factory=list)  # pairs of hosts measured alone
+    # one-sided: op -> link -> [[bytes, m, lo, hi]]
+    rma: dict[str, dict[str, list[list[float]]]] = field(default_factory=dict)
 
     @property
     def document(self) -> dict[str, Any]:
@@ -72,6 +80,7 @@ class CommAtlas:
             "barrier": self.barrier,
             "sources": self.sources,
             "host_links": [link.document for link in self.host_links],
+            "rma": self.rma,
         }
 
     @classmethod
@@ -86,11 +95,16 @@ class CommAtlas:
             list(document.get("barrier") or []),
             list(document.get("sources") or []),
             [HostLink.of_document(link) for link in document.get("host_links") or []],
+            {
+                op: {k: v for k, v in curves.items() if k in (*LINK_CLASSES, UNKNOWN_LINK) and v}
+                for op, curves in (document.get("rma") or {}).items()
+                if op in RMA_OPERATIONS
+            },
         )
 
     @property
     def empty(self) -> bool:
-        return not (self.pingpong or self.allreduce or self.barrier)
+        return not (self.pingpong or self.allreduce or self.barrier or self.rma)
 
 
 def stored_comm_atlas(store: Store, fingerprint: str, mpi: str | None = None) -> CommAtlas:
@@ -130,11 +144,34 @@ def stored_comm_atlas(store: Store, fingerprint: str, mpi: str | None = None) ->
     barrier = latest_per(of_mpi("comm.barrier"), processes)
     atlas.barrier = [[p, *rows[0].figures] for p, (_, rows) in sorted(barrier.items())]
     atlas.sources.append(sources_sentence("comm.barrier", barrier, lambda p: f"P={p}"))
+    atlas.rma, rma_parts = _stored_rma(of_mpi("comm.rma"))
+    atlas.sources.append(sources_sentence("comm.rma", rma_parts, lambda k: f"{k[0]} on {k[1]}"))
     atlas.host_links = stored_host_links(store, fingerprint, mpi)
     if atlas.host_links:
         pairs = "; ".join(f"{' - '.join(link.hosts)}: {link.source}" for link in atlas.host_links)
         atlas.sources.append(f"pairs of hosts measured alone ({pairs})")
     return atlas
+
+
+def _stored_rma(rows: list[StoredRow]) -> tuple[dict[str, dict[str, list[list[float]]]], dict]:
+    """comm.rma's case "one" as curves op -> link -> [[bytes, m, lo, hi]], each size from the
+    latest run that measured it (a run with a small max_count does not shorten the curve; of
+    the element types of one size the fastest), and the parts {(op, link, run): (run, [])}."""
+    points: dict[tuple[str, str, int], tuple[int, list[float]]] = {}
+    for row in rows:  # the latest run first
+        if row.params.get("case") != RMA_CASE or row.params.get("op") not in RMA_OPERATIONS:
+            continue
+        link = pingpong_link(row.document, row.topology, row.host)
+        key = (str(row.params["op"]), link, int(row.params["bytes"]))
+        run, figures = points.setdefault(key, (row.run_id, row.figures))
+        if run == row.run_id and row.figures[MEDIAN] < figures[MEDIAN]:
+            points[key] = (run, row.figures)
+    curves: dict[str, dict[str, list[list[float]]]] = {}
+    parts: dict[tuple[str, str, int], tuple[int, list]] = {}
+    for (op, link, size), (run, figures) in sorted(points.items()):
+        curves.setdefault(op, {}).setdefault(link, []).append([size, *figures])
+        parts[(op, link, run)] = (run, [])
+    return curves, parts
 
 
 def stored_atlas(store: Store, fingerprint: str) -> dict[str, Any]:
@@ -198,3 +235,21 @@ def collective_ns(
     if call == "MPI_Allreduce":
         return message_ns(allreduce_curve(atlas, processes), size, figure)
     return _over_processes(atlas.barrier, processes, 1 + figure)
+
+
+def rma_ns(atlas: CommAtlas, op: str, link: str, size: float, figure: int = MEDIAN) -> float | None:
+    """The time of one one-sided `op` ("get", "put") of `size` bytes and its completion on
+    `link`, from comm.rma's curve; beyond its largest size (comm.rma reaches 64 doubles) plus
+    what the extra bytes take on the link's ping-pong curve. None where the atlas lacks the
+    curve, or beyond its end the ping-pong curve."""
+    curve = atlas.rma.get(op, {}).get(link)
+    if curve is None:
+        return None
+    largest = float(curve[-1][0])
+    if size <= largest:
+        return message_ns(curve, size, figure)
+    pingpong = atlas.pingpong.get(link)
+    if pingpong is None:
+        return None
+    extra = message_ns(pingpong, size, figure) - message_ns(pingpong, largest, figure)
+    return float(curve[-1][1 + figure]) + max(extra, 0.0)

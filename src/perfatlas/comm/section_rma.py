@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator
 
 from perfatlas.comm.series_comm import CASE_TITLES, placement_details, rma_results, rma_unmeasurable
 from perfatlas.report import plots
@@ -53,6 +55,9 @@ def _figure(results: list[Result]) -> str:
                     )
             plots.draw_curves(ax, curves)
             ax.set_xscale("log", base=2)
+            largest = max(r.params["count"] for r in results)
+            step = max(1, math.ceil(math.log2(max(largest, 2)) / 6))  # 7 labels at most
+            ax.xaxis.set_major_locator(LogLocator(base=2**step))
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
             ax.set_xlabel("elements per access k")
             ax.set_title(OPS[op], loc="left")

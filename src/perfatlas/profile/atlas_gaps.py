@@ -2,10 +2,11 @@
 program (`perfatlas profile --atlas auto`, the default) within `--atlas-budget` seconds.
 
 A gap is what the join names as missing (atlas_join): a ping-pong curve on a link class, a
-collective at the program's process count. Each is measured as `perfatlas measure` would, in a
+one-sided operation's curve on one (comm.rma, case "one"), a collective at the program's
+process count. Each is measured as `perfatlas measure` would, in a
 run of its own stored in the same database (suite "profile atlas"), so that the next profile of
-this machine finds it: a ping-pong between two CPUs of the program's ranks whose places give
-that link class (the launcher binds the pair to them), an allreduce or barrier at the program's
+this machine finds it: a ping-pong or one-sided access between two CPUs of the program's ranks
+whose places give that link class (the launcher binds the pair to them), an allreduce or barrier at the program's
 process count. A program on several hosts is measured on its hosts, with its launcher's words
 (its hostfile, agent and transport options, less those that place ranks: host_launch): the
 ping-pong across hosts between its first two, a collective with as many ranks on each host as
@@ -17,6 +18,7 @@ reached without mpirun or mpiexec, a link whose places are unknown, what exceeds
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -24,11 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from perfatlas.benchmarks.benchmark import get
-from perfatlas.comm.comm_atlas import UNKNOWN_LINK, CommAtlas
+from perfatlas.comm.comm_atlas import RMA_CASE, UNKNOWN_LINK, CommAtlas
+from perfatlas.common.units import format_size
 from perfatlas.launch.launchers import LaunchOptions, detect_flavour, mpirun_path
 from perfatlas.machine.link_class import ACROSS_HOSTS, cpu_place, link_class, pus_by_cpu
 from perfatlas.machine.topology import Machine
-from perfatlas.profile.atlas_join import LACKING_CURVE, atlas_join
+from perfatlas.profile.atlas_join import LACKING_CURVE, LACKING_RMA, atlas_join
 from perfatlas.profile.command import FAMILY_NAMES, LAUNCHER, launcher_options
 from perfatlas.profile.rank_placement import RankPlace
 from perfatlas.run.executor import get_executor
@@ -110,24 +113,25 @@ def _hosts(places: list[RankPlace]) -> list[str]:
     return list(dict.fromkeys(p.host for p in places if p.host))
 
 
-def _pingpong_gap(
-    what: str, places: list[RankPlace], topology: dict | None, command: list[str]
-) -> Gap:
-    link = what.removeprefix(LACKING_CURVE)
+def _pair_gap(
+    what: str, link: str, params: dict[str, Any], places: list[RankPlace],
+    topology: dict | None, command: list[str], benchmark: str = "comm.pingpong",
+) -> Gap:  # fmt: skip
+    """A two-rank `benchmark` on `link`: on the program's first two hosts, or on two CPUs of
+    this host whose places give the link."""
     if link == ACROSS_HOSTS:
         words = host_launch(command, _hosts(places)[:2])
         if words is None:
             return Gap(what, why_not="across hosts needs the program's hosts, and its launcher "
                        "is not mpirun or mpiexec: measure it with 'perfatlas run comm "
                        "--hostfile H'")  # fmt: skip
-        return Gap(what, "comm.pingpong", {"np": 2, "samples": SAMPLES}, words)
+        return Gap(what, benchmark, params, words)
     if link == UNKNOWN_LINK:
         return Gap(what, why_not="the ranks' places are not known")
     cpus = _pair(places, link, topology)
     if cpus is None:
         return Gap(what, why_not="no two ranks of this host are placed so")
-    params = {"np": 2, "samples": SAMPLES}
-    return Gap(what, "comm.pingpong", params, _binding(cpus))
+    return Gap(what, benchmark, params, _binding(cpus))
 
 
 def _collective_gap(
@@ -149,6 +153,34 @@ def _collective_gap(
         return Gap(what, why_not="the program ran on several hosts, and its launcher is not "
                    "mpirun or mpiexec")  # fmt: skip
     return Gap(what, benchmark, params, words)
+
+
+def _rma_gaps(
+    document: dict, atlas: CommAtlas, places: list[RankPlace], topology: dict | None,
+    command: list[str],
+) -> list[Gap]:  # fmt: skip
+    """comm.rma (case "one") on each link whose one-sided transfers the atlas has no curve of
+    their operation for, or one that ends below their largest mean size (beyond it the join
+    takes the ping-pong's bandwidth): one run per link, get and put, to that size in doubles."""
+    needed: dict[str, tuple[set[str], float]] = {}
+    for row in document.get("one_sided") or []:
+        for transfer in row["transfers"]:
+            link = transfer["link"] or UNKNOWN_LINK
+            ops, largest = needed.get(link, (set(), 0.0))
+            size = transfer["bytes"] / transfer["messages"] if transfer["messages"] else 0.0
+            needed[link] = (ops | {transfer["op"]}, max(largest, size))
+    most = int(next(p.maximum for p in get("comm.rma").params if p.name == "max_count") or 1)
+    gaps = []
+    for link, (ops, largest) in sorted(needed.items()):
+        largest = min(largest, 8.0 * most)  # beyond what comm.rma reaches: the ping-pong's
+        curves = [atlas.rma.get(op, {}).get(link) for op in sorted(ops)]
+        if all(curve and curve[-1][0] >= largest for curve in curves):
+            continue
+        count = min(most, max(64, 1 << math.ceil(math.log2(max(largest / 8, 1)))))
+        what = f"one-sided curves on {link} to {format_size(count * 8)}"
+        params = {"np": 2, "samples": SAMPLES, "cases": RMA_CASE, "max_count": count}
+        gaps.append(_pair_gap(what, link, params, places, topology, command, "comm.rma"))
+    return gaps
 
 
 def _host_links_gap(atlas: CommAtlas, places: list[RankPlace], command: list[str]) -> list[Gap]:
@@ -186,13 +218,16 @@ def atlas_gaps(
         if call.get("collective") and call["count"]
     }
     gaps = []
+    pair = {"np": 2, "samples": SAMPLES}
     for what in join.missing:
         if what.startswith(LACKING_CURVE):
-            gaps.append(_pingpong_gap(what, places, topology, command))
-        else:
+            link = what.removeprefix(LACKING_CURVE)
+            gaps.append(_pair_gap(what, link, pair, places, topology, command))
+        elif not what.startswith(LACKING_RMA):  # those: _rma_gaps, one run per link
             call = what.split(" on ")[0]
             largest = sizes.get(call, 8.0)
             gaps.append(_collective_gap(what, document["tasks"], largest, places, command))
+    gaps += _rma_gaps(document, atlas, places, topology, command)
     return gaps + _host_links_gap(atlas, places, command)
 
 

@@ -5,13 +5,18 @@ a verdict with its evidence (issue 32).
 The method, per row (sums over ranks, seconds):
 - measured M: the time in the calls; waiting W: the part of it beyond the least rank's (the
   LBST rule of docs/profile.md: for collectives the library's `lbst_s`, for point-to-point each
-  rank's time in the region's sends, receives and waits less the least rank's);
+  rank's time in the region's sends, receives and waits less the least rank's, for one-sided
+  each rank's in its transfer and synchronization calls, where its accesses complete:
+  one_sided_traffic);
 - predicted P: point-to-point, each message once, at its sender, its one-way ping-pong time at
   its size on its link class (perfatlas.comm.comm_atlas.message_ns; a bucket's messages at their
   mean size), across hosts on the two hosts' own link where the atlas measured it
   (perfatlas.comm.host_links); a collective, its calls times the atlas's time at the program's
   process count (a call's communicator is not recorded: MPI_COMM_WORLD's size is taken) and the
-  call's mean size (collective_ns); P's interval from the atlas's 95 % intervals;
+  call's mean size (collective_ns); one-sided, each transfer at its origin, comm.rma's time of
+  its operation (get or put) and its flush at its size on its link class (rma_ns), and each
+  MPI_Win_fence a barrier of the program's processes (a fence synchronizes the window's
+  group, taken as MPI_COMM_WORLD); P's interval from the atlas's 95 % intervals;
 - the latency part of P: the messages times the curve's time at 1 byte; the rest is bandwidth.
 
 Verdicts, in this order:
@@ -50,6 +55,7 @@ from perfatlas.comm.comm_atlas import (
     CommAtlas,
     collective_ns,
     message_ns,
+    rma_ns,
 )
 from perfatlas.comm.host_links import SLOW_LINK, pair_ns, slow_hosts
 from perfatlas.common.units import format_number, format_size
@@ -61,7 +67,9 @@ WAITING = 0.5  # the share of the measured time beyond the least rank's that mak
 LATENCY_SLACK = 4.0  # how far above the atlas's latency a small message's time is explained
 BANDWIDTH_SLACK = 2.0  # how far above the atlas's time a large transfer's is explained
 POINT_TO_POINT = "point-to-point"
+ONE_SIDED = "one-sided"
 LACKING_CURVE = "ping-pong curve on "  # what a row lacks: "ping-pong curve on across hosts"
+LACKING_RMA = "one-sided "  # what a row lacks: "one-sided get curve on same package"
 MINOR = 0.01  # a row of less of all rows' measured time is listed, not judged
 FIGURES = (MEDIAN, LOW, HIGH)
 
@@ -185,6 +193,7 @@ class _Prediction:
     high: float = 0.0
     latency: float = 0.0  # of the median
     latency_high: float = 0.0
+    events: float = 0.0  # the messages or calls predicted
     lacking: list[str] = field(default_factory=list)
 
     def add(
@@ -192,6 +201,7 @@ class _Prediction:
     ) -> None:
         """`count` messages or calls of one size: its time (median, low, high) and latency
         (median, high), capped at the time (a size below the curve's first)."""
+        self.events += count
         self.median += count * figures[MEDIAN]
         self.low += count * figures[LOW]
         self.high += count * figures[HIGH]
@@ -247,10 +257,39 @@ def _point_to_point(
     return prediction, messages, volume, links
 
 
+def _one_sided(
+    row: dict, atlas: CommAtlas, tasks: int
+) -> tuple[_Prediction, float, float, set[str]]:
+    """The prediction of a region's one-sided transfers and fences, their count, bytes and
+    links."""
+    prediction = _collective(
+        {"call": "MPI_Barrier", "count": row["fences"], "bytes": 0}, atlas, tasks
+    )
+    messages, volume, links = 0.0, 0.0, set()
+    for transfer in row["transfers"]:
+        link = transfer["link"] or UNKNOWN_LINK
+        links.add(link)
+        messages += transfer["messages"]
+        volume += transfer["bytes"]
+        size = transfer["bytes"] / transfer["messages"] if transfer["messages"] else 0.0
+        times = [rma_ns(atlas, transfer["op"], link, at, f) for at in (size, 1.0) for f in FIGURES]
+        if None in times:
+            lacking = f"{LACKING_RMA}{transfer['op']} curve on {link}"
+            if link in atlas.rma.get(transfer["op"], {}):  # beyond its sizes: the ping-pong's
+                lacking = LACKING_CURVE + link
+            prediction.lacking.append(lacking)
+            continue
+        median, low, high, latency, _, latency_high = (t * 1e-9 for t in times)  # type: ignore[operator]
+        prediction.add(transfer["messages"], (median, low, high), (latency, latency_high))
+    return prediction, messages, volume, links
+
+
 def _collective(call: dict, atlas: CommAtlas, tasks: int) -> _Prediction:
     prediction = _Prediction()
     count = call["count"]
-    size = call["bytes"] / count if count else 0.0
+    if not count:
+        return prediction
+    size = call["bytes"] / count
     figures = [collective_ns(atlas, call["call"], tasks, size, f) for f in (MEDIAN, LOW, HIGH)]
     latency = [collective_ns(atlas, call["call"], tasks, 1.0, f) for f in (MEDIAN, HIGH)]
     if None in figures or None in latency:
@@ -269,7 +308,6 @@ def _judge(
     measured: float,
     waiting: float,
     prediction: _Prediction,
-    messages: float,
     volume: float,
     what: str,
     floor: float | None = None,
@@ -294,7 +332,8 @@ def _judge(
         if prediction.latency >= prediction.median / 2:
             return (
                 "latency-bound",
-                f"{format_number(messages)} {what} x {seconds(prediction.latency / messages)} "
+                f"{format_number(prediction.events)} {what} x "
+                f"{seconds(prediction.latency / max(prediction.events, 1))} "
                 f"latency = {seconds(prediction.latency)} of the {seconds(prediction.median)} "
                 f"the atlas predicts; measured {seconds(transfer)} beyond waiting",
                 achieved,
@@ -339,10 +378,8 @@ def _row(
     links: list[str],
     floor: float | None = None,
 ) -> JoinRow:
-    what = "messages" if call == POINT_TO_POINT else "calls"
-    verdict, evidence, achieved = _judge(
-        measured, waiting, prediction, messages, volume, what, floor
-    )
+    what = {POINT_TO_POINT: "messages", ONE_SIDED: "accesses and fences"}.get(call, "calls")
+    verdict, evidence, achieved = _judge(measured, waiting, prediction, volume, what, floor)
     known = not prediction.lacking
     return JoinRow(
         region=region,
@@ -476,6 +513,24 @@ def atlas_join(document: dict) -> AtlasJoin:
                 volume,
                 sorted(links),
                 group.get("floor_s"),
+            )
+        )
+    for group in document.get("one_sided") or []:
+        times = [s for _, s in group["rank_s"]]
+        measured = sum(times)
+        prediction, messages, volume, links = _one_sided(group, atlas, document["tasks"])
+        rows.append(
+            _row(
+                labels.get(group["region"], "?"),
+                ONE_SIDED,
+                group["calls"],
+                measured,
+                measured - len(times) * min(times) if times else 0.0,
+                prediction,
+                messages,
+                volume,
+                sorted(links),
+                group["floor_s"],
             )
         )
     for call in document["calls"]:

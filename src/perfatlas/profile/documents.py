@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from perfatlas.comm.comm_atlas import UNKNOWN_LINK
+from perfatlas.comm.comm_atlas import RMA_OPERATIONS, UNKNOWN_LINK
 from perfatlas.common.errors import UserError
 from perfatlas.common.text_file import read_text_file
 from perfatlas.machine.link_class import LINK_CLASSES
@@ -114,6 +114,12 @@ ATLAS = {
     "host_links": Optional(  # pairs of hosts measured alone (perfatlas.comm.host_links)
         [{"hosts": [str], "curve": [POINT], "source": str}]
     ),
+    "rma": Optional(  # comm.rma's case "one": operation -> link class -> curve
+        {
+            op: Optional({link: Optional([POINT]) for link in (*LINK_CLASSES, UNKNOWN_LINK)})
+            for op in RMA_OPERATIONS
+        }  # fmt: skip
+    ),
     "missing": Optional(str),
     "noise": Optional(  # the BSP model of the program's superstep (noise_cadence.py)
         {
@@ -127,7 +133,7 @@ ATLAS = {
         }
     ),
 }
-ATLAS_POINT_LENGTHS = {"pingpong": 4, "allreduce": 5, "barrier": 4, "host_links": 4}
+ATLAS_POINT_LENGTHS = {"pingpong": 4, "allreduce": 5, "barrier": 4, "host_links": 4, "rma": 4}
 
 
 def _profile_spec(partial: bool) -> dict:
@@ -221,6 +227,26 @@ def _profile_spec(partial: bool) -> dict:
                     "bytes": COUNT,
                     "time_s": NUMBER,
                     "best_Bps": Optional(Nullable(NUMBER)),
+                }
+            ]
+        ),  # fmt: skip
+        "one_sided": Optional(  # one-sided transfers and their time by region (one_sided_traffic.py)
+            [
+                {
+                    "region": ID,
+                    "calls": [str],
+                    "rank_s": [[Number(0, MAX_FIGURE)]],
+                    "floor_s": Number(0, MAX_FIGURE),
+                    "fences": COUNT,
+                    "transfers": [
+                        {
+                            "op": str,
+                            "link": Nullable(str),
+                            "hosts": Optional([str]),
+                            "messages": COUNT,
+                            "bytes": COUNT,
+                        }
+                    ],
                 }
             ]
         ),  # fmt: skip
@@ -402,11 +428,16 @@ def _consistency(document: dict) -> str | None:
     for i, pair in enumerate(document.get("pair_traffic") or []):
         if max(pair["sender"], pair["receiver"]) >= tasks:
             return f"pair_traffic[{i}] is not a pair of ranks of {tasks} tasks"
-    for i, row in enumerate(document.get("point_to_point") or []):
-        if row["region"] not in regions:
-            return f"point_to_point[{i}].region {row['region']} is not the id of a region"
-        if any(len(pair) != 2 or pair[0] >= tasks for pair in row["rank_s"]):
-            return f"point_to_point[{i}].rank_s is not [[rank, seconds], ...] of {tasks} tasks"
+    for part in ("point_to_point", "one_sided"):
+        for i, row in enumerate(document.get(part) or []):
+            if row["region"] not in regions:
+                return f"{part}[{i}].region {row['region']} is not the id of a region"
+            if any(len(pair) != 2 or pair[0] >= tasks for pair in row["rank_s"]):
+                return f"{part}[{i}].rank_s is not [[rank, seconds], ...] of {tasks} tasks"
+    for i, row in enumerate(document.get("one_sided") or []):
+        for j, transfer in enumerate(row["transfers"]):
+            if transfer["op"] not in RMA_OPERATIONS:
+                return f"one_sided[{i}].transfers[{j}].op {transfer['op']!r} is not get or put"
     return _atlas(document.get("atlas") or {})
 
 
@@ -418,6 +449,8 @@ def _atlas(atlas: dict) -> str | None:
         return "atlas.noise.processes and atlas.noise.slowdown are not of one length"
     curves = [(f"pingpong[{k!r}]", v) for k, v in (atlas.get("pingpong") or {}).items()]
     curves += [(part, atlas.get(part)) for part in ("allreduce", "barrier")]
+    for op, by_link in (atlas.get("rma") or {}).items():
+        curves += [(f"rma[{op!r}][{k!r}]", v) for k, v in (by_link or {}).items()]
     for i, link in enumerate(atlas.get("host_links") or []):
         if len(link["hosts"]) != 2 or not link["curve"]:
             return f"atlas.host_links[{i}] is not two hosts and a curve"

@@ -2,12 +2,13 @@
 know, made where they are read and kept in the profile document (docs/profile.md):
 - `link_traffic`: the messages by region, call, size bucket and the class of the link that
   carried them (each record's peer placed with rank_placement in the topology of the machine
-  perfatlas runs on); a message counts once, at its sender (the kinds `send` and `put`, as in
-  the communication matrix);
+  perfatlas runs on); a message counts once, at its sender (the kind `send`; one-sided
+  transfers, which the matrix counts too, are joined apart: one_sided_traffic);
 - `point_to_point`: each rank's time in point-to-point calls (sends, receives and the Wait and
   Test family) per region, from which the join tells transfer from waiting;
 - `pair_traffic`: the heaviest sender -> receiver pairs, with the time of the calls that sent
-  their messages, from which the join tells each pair's achieved bandwidth."""
+  their messages (sends: a one-sided transfer call returns before its bytes moved), from which
+  the join tells each pair's achieved bandwidth."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from perfatlas.machine.link_class import ACROSS_HOSTS, link_class
 from perfatlas.profile.partial import region_paths
 from perfatlas.profile.rank_placement import RankPlace
 
-SENDER_KINDS = ("send", "put")
+SENDER_KINDS = ("send",)  # point-to-point only: one-sided is one_sided_traffic's
 TOP_PAIR_TRAFFIC = 64  # the heaviest pairs kept with their time
 POINT_TO_POINT_KINDS = ("send", "recv", "irecv", "completion")
 

@@ -202,18 +202,18 @@ def placement_whatif(document: dict, places: list[RankPlace]) -> WhatIf:
         return WhatIf(reason="the ranks' places are not known")
     pairs = _pairs(matrix)
     if not pairs:
-        return WhatIf(reason="the ranks sent no point-to-point messages")
+        return WhatIf(reason="the ranks sent no point-to-point or one-sided messages")
     cost = _Cost(pairs, slots, CommAtlas.of_document(atlas_document))  # type: ignore[arg-type]
     current = list(range(tasks))
     partitioned = [0] * tasks
     _split(list(range(tasks)), list(range(tasks)), 0, cost, partitioned)
     candidates = [_swapped(current, cost), _swapped(partitioned, cost)]
-    if cost.lacking:
-        return WhatIf(reason=f"the atlas has no {' and no '.join(sorted(cost.lacking))}")
     best = min(candidates, key=lambda o: (cost.total(o), sum(r != s for r, s in enumerate(o)), o))
     now = [cost.total(current, f) for f in (MEDIAN, LOW, HIGH)]
     then = [cost.total(best, f) for f in (MEDIAN, LOW, HIGH)]
-    if now[MEDIAN] - then[MEDIAN] < MIN_SAVING * now[MEDIAN]:
+    if cost.lacking:
+        return WhatIf(reason=f"the atlas has no {' and no '.join(sorted(cost.lacking))}")
+    if now[MEDIAN] - then[MEDIAN] <= MIN_SAVING * now[MEDIAN]:
         return WhatIf(
             current_s=now,
             suggested_s=now,

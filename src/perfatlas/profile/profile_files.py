@@ -1,7 +1,8 @@
 """The profile files perfatlas-ipm leaves in a folder (docs/profile.md): ipm-profile.json when
 rank 0 wrote it, else the partial view of the rank files (partial); either way with what only
 the rank files hold: the call sites (call_sites), the messages by link class and the time in
-point-to-point calls by rank (link_traffic)."""
+point-to-point calls by rank (link_traffic), and the one-sided transfers and their time
+(one_sided_traffic)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ from perfatlas.common.errors import UserError
 from perfatlas.profile.call_sites import call_sites
 from perfatlas.profile.documents import PROFILE_FILE, RANK_PATTERN, load_profile, load_rank
 from perfatlas.profile.link_traffic import link_traffic, pair_traffic, point_to_point
+from perfatlas.profile.one_sided_traffic import one_sided
 from perfatlas.profile.partial import has_kinds, partial_profile
 from perfatlas.profile.rank_placement import rank_places
 
 # What only the rank files give a profile (call_sites, link_traffic); a complete profile whose
 # rank files are gone lacks them but call_sites' reason.
-FROM_RANK_FILES = ("call_sites", "link_traffic", "point_to_point", "pair_traffic")
+FROM_RANK_FILES = ("call_sites", "link_traffic", "point_to_point", "pair_traffic", "one_sided")
 
 
 def read_folder(
@@ -50,6 +52,7 @@ def read_folder(
         document["link_traffic"] = link_traffic(ranks, document, places)
         document["point_to_point"] = point_to_point(ranks, document)
         document["pair_traffic"] = pair_traffic(ranks, places)
+        document["one_sided"] = one_sided(ranks, document, places)
     return document
 
 
