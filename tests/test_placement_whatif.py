@@ -15,7 +15,7 @@ from perfatlas.profile.atlas_gaps import host_launch
 from perfatlas.profile.atlas_join import atlas_join
 from perfatlas.profile.command import program_index
 from perfatlas.profile.placement_args import launch_words, whatif_text
-from perfatlas.profile.placement_whatif import placement_whatif
+from perfatlas.profile.placement_whatif import WhatIf, placement_whatif
 from perfatlas.profile.rank_placement import RankPlace
 
 MiB = 2**20
@@ -148,6 +148,21 @@ def test_a_round_robin_order_is_map_by_node_and_every_order_a_rankfile():
     )
     hosts = words["SLURM_HOSTFILE=/p/placement.hosts srun --distribution=arbitrary"]
     assert hosts.text == "pa1\npa2\npa1\npa2\n"
+    # hydra: a line per run of consecutive ranks on a host; one binding list for every host
+    machinefile = words["-f /p/placement.machinefile -bind-to user:0+1,0+1"]
+    assert (machinefile.launcher, machinefile.text) == ("MPICH", "pa1:1\npa2:1\npa1:1\npa2:1\n")
+
+
+def test_hydra_binds_ranks_of_one_host_and_lists_runs_of_hosts():
+    one_host = WhatIf(order=[1, 0], hosts=["h", "h"], cpus=["1", "0"], current_s=[1.0] * 3,
+                      suggested_s=[0.5] * 3, moved=2)  # fmt: skip
+    [hydra] = [w for w in launch_words(one_host) if w.launcher == "MPICH"]
+    assert (hydra.words, hydra.file) == ("-bind-to user:1,0", None)
+    # hosts whose local CPU orders differ: the machinefile alone, blocks as host:count
+    blocks = WhatIf(order=[0, 1, 2, 3], hosts=["a", "a", "b", "b"], cpus=["0", "1", "1", "0"],
+                    current_s=[1.0] * 3, suggested_s=[0.5] * 3, moved=2)  # fmt: skip
+    [hydra] = [w for w in launch_words(blocks, "/p") if w.launcher == "MPICH"]
+    assert (hydra.words, hydra.text) == ("-f /p/placement.machinefile", "a:2\nb:2\n")
 
 
 def test_an_order_of_no_pattern_has_no_map_by():

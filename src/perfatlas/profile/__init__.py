@@ -20,7 +20,7 @@ and noise (the BSP model).
   link_traffic.py      the rank files' messages by link class and point-to-point time by rank
   noise_cadence.py     the BSP noise model of the program's superstep, from the noise atlas
   one_sided_traffic.py the rank files' one-sided transfers and their time by region
-  placement_args.py    the launchers' words (rankfile, --map-by, srun) that apply a what-if
+  placement_args.py    the launchers' words (rankfile, --map-by, machinefile, srun) for a what-if
   placement_whatif.py  a rank order for the fastest links and its predicted saving
   partial.py           the partial profile of rank files without ipm-profile.json
   profile_files.py     a folder's profile: ipm-profile.json or the partial one, with call sites

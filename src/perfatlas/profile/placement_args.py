@@ -3,6 +3,10 @@ words:
 - Open MPI: a rankfile, `rank R=HOST slot=CPUS` a line (CPUS the rank's slot's CPUs as the
   kernel listed them, OS indices: --mca rmaps_rank_file_physical 1); where the order is hosts
   round-robin or in blocks, `--map-by node` or `--map-by slot` says the same of the hosts;
+- MPICH (hydra): a machinefile, `host:count` a line for each run of consecutive ranks on one
+  host (hydra fills the lines in order), and `-bind-to user:` each rank's CPUs in its host's
+  local order (`0+1` a rank's two CPUs), where that list is the same on every host (hydra binds
+  by local rank, one list for all hosts); on one host the binding alone;
 - Slurm: `srun --distribution=arbitrary` with SLURM_HOSTFILE, a host a line in rank order
   (cyclic or block where the order is one of those).
 Each rank keeps the CPUs of the slot it moves to."""
@@ -12,16 +16,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from perfatlas.comm.curve_interpolation import HIGH, LOW, MEDIAN
+from perfatlas.common.units import parse_cpu_list
 from perfatlas.profile.figure_text import seconds
 from perfatlas.profile.placement_whatif import WhatIf
 
 RANKFILE = "placement.rankfile"  # written beside the profile's files
 SLURM_HOSTFILE = "placement.hosts"
+MACHINEFILE = "placement.machinefile"
 
 
 @dataclass(frozen=True)
 class LaunchWords:
-    launcher: str  # "Open MPI", "Slurm"
+    launcher: str  # "Open MPI", "MPICH", "Slurm"
     words: str  # what to add to the launch command
     file: str | None = None  # the file the words name, written with `text`
     text: str | None = None
@@ -39,6 +45,27 @@ def _pattern(hosts: list[str]) -> str | None:
     if hosts == [names[r // per] for r in range(len(hosts))]:
         return "block"
     return None
+
+
+def _hydra(hosts: list[str], cpus: list[str | None], folder: str) -> LaunchWords | None:
+    """MPICH's words for the order (the module's docstring); None where they say nothing."""
+    binding = None
+    if all(cpus):
+        local: dict[str, list[str]] = {}
+        for host, listed in zip(hosts, cpus):
+            local.setdefault(host, []).append("+".join(map(str, parse_cpu_list(listed or ""))))
+        if len({tuple(order) for order in local.values()}) == 1:
+            binding = f"-bind-to user:{','.join(next(iter(local.values())))}"
+    if len(set(hosts)) == 1:
+        return LaunchWords("MPICH", binding) if binding else None
+    runs: list[list] = []
+    for host in hosts:
+        if runs and runs[-1][0] == host:
+            runs[-1][1] += 1
+        else:
+            runs.append([host, 1])
+    words = f"-f {folder}/{MACHINEFILE}" + (f" {binding}" if binding else "")
+    return LaunchWords("MPICH", words, MACHINEFILE, "".join(f"{h}:{n}\n" for h, n in runs))
 
 
 def launch_words(whatif: WhatIf, folder: str = ".") -> list[LaunchWords]:
@@ -64,6 +91,9 @@ def launch_words(whatif: WhatIf, folder: str = ".") -> list[LaunchWords]:
                 rankfile,
             )
         )
+    hydra = _hydra(hosts, whatif.cpus, folder)
+    if hydra is not None:
+        found.append(hydra)
     if len(set(hosts)) > 1:
         if pattern is not None:
             found.append(LaunchWords("Slurm", f"srun --distribution={pattern}"))
